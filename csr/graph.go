@@ -1,0 +1,37 @@
+package csr
+
+// Graph is an in-memory compressed sparse row graph with dense uint32 vertex
+// ids 0..N-1. It is what the builder produces and what the loader lays out
+// on the memory nodes; verifiers and reference implementations read it
+// directly.
+type Graph struct {
+	// N is the number of vertices.
+	N uint32
+	// Offsets has N+1 entries; the out-edges of v are Dst[Offsets[v]:Offsets[v+1]].
+	Offsets []uint64
+	// Dst holds destination ids, sorted ascending within each vertex.
+	Dst []uint32
+	// Weights is parallel to Dst, or nil for an unweighted graph.
+	Weights []float64
+	// IDs maps a dense id to the external 64-bit id (nil means identity).
+	IDs []uint64
+	// Directed is false when every edge is stored in both directions.
+	Directed bool
+}
+
+// NumEdges is the number of stored (directed) edges.
+func (g *Graph) NumEdges() uint64 { return uint64(len(g.Dst)) }
+
+// Degree is the out-degree of v.
+func (g *Graph) Degree(v uint32) uint64 { return g.Offsets[v+1] - g.Offsets[v] }
+
+// Neighbors returns the out-neighbours of v (a sub-slice; do not modify).
+func (g *Graph) Neighbors(v uint32) []uint32 { return g.Dst[g.Offsets[v]:g.Offsets[v+1]] }
+
+// ExternalID maps a dense id to the id the input used.
+func (g *Graph) ExternalID(v uint32) uint64 {
+	if g.IDs == nil {
+		return uint64(v)
+	}
+	return g.IDs[v]
+}
