@@ -1,0 +1,4 @@
+package spmd
+
+// ExerciseComm is exported to the external MPI test package.
+var ExerciseComm = exerciseComm
