@@ -87,10 +87,13 @@ type Result struct {
 	Elapsed        time.Duration
 }
 
-// Exec runs `mpirun -np np cmd args...` with the test environment plus env,
+// Exec (skipped under -short) runs `mpirun -np np cmd args...` with the test environment plus env,
 // bounded by a timeout, and returns what happened without judging it.
 func Exec(t testing.TB, np int, env []string, cmd string, args ...string) Result {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("mpitest: mpirun integration test; runs without -short (make test-integration)")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), defaultTimeout)
 	defer cancel()
 	full := append([]string{"-np", strconv.Itoa(np)}, cmd)

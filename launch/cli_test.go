@@ -1,0 +1,205 @@
+package launch_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dmg-hpc/dmg/spmd/mpitest"
+)
+
+// dmgBin is the dmg binary built once for the command-line tests.
+func dmgBin(t *testing.T) string {
+	t.Helper()
+	return builtBinary
+}
+
+var builtBinary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "dmg-cli-test")
+	if err != nil {
+		panic(err)
+	}
+	builtBinary = filepath.Join(dir, "dmg")
+	out, err := exec.Command("go", "build", "-o", builtBinary, "github.com/dmg-hpc/dmg/cmd/dmg").CombinedOutput()
+	if err != nil {
+		os.Stderr.Write(out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func runLocal(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(dmgBin(t), args...)
+	var so, se strings.Builder
+	cmd.Stdout, cmd.Stderr = &so, &se
+	// A plain run must not look launched even when the test itself runs
+	// under a launcher.
+	cmd.Env = cleanEnv()
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return so.String(), se.String(), code
+}
+
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "OMPI_COMM_WORLD") || strings.HasPrefix(kv, "PMI") || strings.HasPrefix(kv, "SLURM_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+var roleRow = regexp.MustCompile(`(?m)^(\d+)\s+(cn|mn)(\d+)\s+\S+\s+(\d+)\s+\d+$`)
+
+// checkRoleMap asserts the info table lists every rank with the right role.
+func checkRoleMap(t *testing.T, out string, cn, mn int, distinctPIDs bool) {
+	t.Helper()
+	rows := roleRow.FindAllStringSubmatch(out, -1)
+	if len(rows) != cn+mn {
+		t.Fatalf("want %d role rows, got %d:\n%s", cn+mn, len(rows), out)
+	}
+	pids := map[string]bool{}
+	for i, r := range rows {
+		wantRole, wantIdx := "cn", i
+		if i >= cn {
+			wantRole, wantIdx = "mn", i-cn
+		}
+		if r[1] != itoa(i) || r[2] != wantRole || r[3] != itoa(wantIdx) {
+			t.Errorf("row %d = %q, want rank %d %s%d", i, r[0], i, wantRole, wantIdx)
+		}
+		pids[r[4]] = true
+	}
+	if distinctPIDs && len(pids) != cn+mn {
+		t.Errorf("want %d processes, saw %d distinct pids", cn+mn, len(pids))
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func TestInfoUnderMpirun(t *testing.T) {
+	for _, tc := range []struct{ np, cn, mn int }{{2, 1, 1}, {4, 2, 2}, {5, 3, 2}} {
+		res := mpitest.Exec(t, tc.np, nil, dmgBin(t), "--roles", "cn:"+itoa(tc.cn)+",mn:"+itoa(tc.mn), "info")
+		if res.ExitCode != 0 {
+			t.Fatalf("exit %d\n%s%s", res.ExitCode, res.Stdout, res.Stderr)
+		}
+		if !strings.Contains(res.Stdout, "Open MPI") {
+			t.Errorf("no MPI library version in:\n%s", res.Stdout)
+		}
+		if strings.TrimSpace(res.Stderr) != "" {
+			t.Errorf("stderr not empty: %q", res.Stderr)
+		}
+		// Exactly one report: only rank 0 prints.
+		if n := strings.Count(res.Stdout, "DMG job:"); n != 1 {
+			t.Errorf("%d reports printed, want 1", n)
+		}
+		checkRoleMap(t, res.Stdout, tc.cn, tc.mn, true)
+	}
+}
+
+func TestInfoLocal(t *testing.T) {
+	out, errOut, code := runLocal(t, "--local", "--roles", "cn:3,mn:2", "info")
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	checkRoleMap(t, out, 3, 2, false)
+}
+
+func TestInfoJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "info.json")
+	res := mpitest.Exec(t, 3, nil, dmgBin(t), "--roles", "cn:1,mn:2", "info", "--json", path)
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d: %s", res.ExitCode, res.Stderr)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"mpi_library"`, `"cn": 1`, `"mn": 2`, `"role": "mn"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("JSON lacks %s:\n%s", want, b)
+		}
+	}
+}
+
+// Bad input: one line from rank 0, exit status 2, every rank gone quickly.
+func TestBadInputUnderMpirun(t *testing.T) {
+	tests := []struct {
+		name string
+		np   int
+		args []string
+		want string
+	}{
+		{"roles do not add up", 4, []string{"--roles", "cn:2,mn:3", "info"}, "adds up to 5 ranks but the job has 4"},
+		{"zero CNs", 4, []string{"--roles", "cn:0,mn:4", "info"}, "at least one compute node"},
+		{"zero MNs", 2, []string{"--roles", "cn:2,mn:0", "info"}, "at least one compute node and one memory node"},
+		{"unknown role", 4, []string{"--roles", "gpu:2,mn:2", "info"}, `unknown role "gpu"`},
+		{"malformed count", 4, []string{"--roles", "cn:two,mn:2", "info"}, "not a whole number"},
+		{"malformed part", 4, []string{"--roles", "cn2,mn2", "info"}, "not NAME:COUNT"},
+		{"unknown flag", 4, []string{"--roles", "cn:2,mn:2", "--frobnicate", "info"}, "unknown flag: --frobnicate"},
+		{"unknown command", 2, []string{"frobnicate"}, "unknown command"},
+		{"one rank, default roles", 1, []string{"info"}, "at least 2 ranks"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := mpitest.Exec(t, tc.np, nil, dmgBin(t), tc.args...)
+			if res.ExitCode != 2 {
+				t.Fatalf("exit %d, want 2\nstdout:%s\nstderr:%s", res.ExitCode, res.Stdout, res.Stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(res.Stderr), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "dmg: ") || !strings.Contains(lines[0], tc.want) {
+				t.Fatalf("stderr should be one line containing %q, got:\n%s", tc.want, res.Stderr)
+			}
+			if res.Stdout != "" {
+				t.Errorf("stdout not empty: %q", res.Stdout)
+			}
+			if res.Elapsed.Seconds() > 10 {
+				t.Errorf("took %v to fail", res.Elapsed)
+			}
+		})
+	}
+}
+
+func TestBadInputLocal(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"info"}, "not started by a parallel launcher"},
+		{[]string{"--local", "--roles", "cn:1", "info"}, "both cn and mn"},
+		{[]string{"--local", "--nope"}, "unknown flag"},
+	} {
+		_, errOut, code := runLocal(t, tc.args...)
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		if code != 2 || len(lines) != 1 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d stderr %q; want 2 and one line with %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+func TestHelpDocumentsFlags(t *testing.T) {
+	out, _, code := runLocal(t, "--help")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, f := range []string{"--roles", "--local", "--json", "--verbose", "info"} {
+		if !strings.Contains(out, f) {
+			t.Errorf("--help does not mention %s", f)
+		}
+	}
+}

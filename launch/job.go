@@ -1,0 +1,249 @@
+package launch
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/dmg-hpc/dmg/spmd"
+	"github.com/pkg/errors"
+)
+
+// Exit codes of the dmg binary.
+const (
+	ExitOK       = 0
+	ExitFailure  = 1 // a run-time failure: fabric, peer, verification
+	ExitBadInput = 2 // bad flags, roles, input files, parameters
+)
+
+// badInput marks an error caused by what the user gave (flags, files,
+// parameters): it exits with status 2.
+type badInput struct{ error }
+
+func (e badInput) Cause() error  { return e.error }
+func (e badInput) Unwrap() error { return e.error }
+
+// BadInput marks err as the user's input being wrong (exit status 2).
+func BadInput(err error) error {
+	if err == nil {
+		return nil
+	}
+	return badInput{err}
+}
+
+// BadInputf formats a bad-input error.
+func BadInputf(format string, args ...any) error { return badInput{errors.Errorf(format, args...)} }
+
+// inputError is implemented by errors of other packages that mean "bad
+// input" (for example csr's parse errors), so launch need not wrap each.
+type inputError interface{ BadInput() bool }
+
+func exitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var bi badInput
+	if errors.As(err, &bi) {
+		return ExitBadInput
+	}
+	var ie inputError
+	if errors.As(err, &ie) && ie.BadInput() {
+		return ExitBadInput
+	}
+	var jf *jobFailed
+	if errors.As(err, &jf) {
+		return jf.code
+	}
+	return ExitFailure
+}
+
+// jobFailed is what every rank returns once the job has agreed that some
+// rank failed; the failing rank has already printed the message.
+type jobFailed struct {
+	code int
+	rank int
+}
+
+func (e *jobFailed) Error() string {
+	return fmt.Sprintf("job failed on rank %d (exit %d)", e.rank, e.code)
+}
+
+// Job is one rank's context: its world, where it writes, its options.
+type Job struct {
+	*spmd.World
+	Opts  *Options
+	Out   io.Writer // rank 0's stdout; io.Discard elsewhere
+	Err   io.Writer // stderr, for the one error message and -v logs
+	errMu *sync.Mutex
+	Start time.Time
+}
+
+// Logf prints a progress line on stderr when --verbose is set, from every
+// rank, tagged with the rank and role.
+func (j *Job) Logf(format string, args ...any) {
+	if !j.Opts.Verbose {
+		return
+	}
+	j.errMu.Lock()
+	defer j.errMu.Unlock()
+	fmt.Fprintf(j.Err, "[%6.2fs rank %d %s%d] %s\n", time.Since(j.Start).Seconds(), j.Rank(), j.Role, j.Index, fmt.Sprintf(format, args...))
+}
+
+// IsRoot tells whether this rank writes the report.
+func (j *Job) IsRoot() bool { return j.Rank() == 0 }
+
+// agreeTimeout bounds how long a failed rank waits for the others to reach
+// the agreement point before it aborts the whole job itself.
+const agreeTimeout = 10 * time.Second
+
+// Agree is a phase boundary: every rank passes its phase's error (nil when
+// it succeeded), and either all ranks continue (nil) or all stop with a
+// *jobFailed. The lowest failing rank prints its error once. A failing rank
+// whose peers do not arrive within agreeTimeout (they may be stuck in the
+// phase) aborts the job, so no rank hangs.
+func (j *Job) Agree(err error) error {
+	return agree(j.World.Runtime, j.Comm, j.Err, j.errMu, err)
+}
+
+func agree(rt spmd.Runtime, comm spmd.Comm, stderr io.Writer, mu *sync.Mutex, err error) error {
+	code := int64(exitCode(err))
+	me := int64(math.MaxInt64)
+	if err != nil {
+		me = int64(comm.Rank())
+	}
+	var watchdog *time.Timer
+	if err != nil {
+		watchdog = time.AfterFunc(agreeTimeout, func() {
+			printErr(stderr, mu, comm.Rank(), err)
+			rt.Abort(int(code))
+		})
+	}
+	first := []int64{me}
+	worst := []int64{code}
+	e1 := comm.AllReduceInt64(first, spmd.Min)
+	e2 := comm.AllReduceInt64(worst, spmd.Max)
+	if watchdog != nil && !watchdog.Stop() {
+		// The watchdog fired: the message is out and the job is ending.
+		return &jobFailed{code: int(code), rank: comm.Rank()}
+	}
+	if e1 != nil || e2 != nil {
+		// Only the in-process runtime returns here (aborted by a peer).
+		if err != nil {
+			printErr(stderr, mu, comm.Rank(), err)
+			return &jobFailed{code: int(code), rank: comm.Rank()}
+		}
+		return &jobFailed{code: ExitFailure, rank: -1}
+	}
+	if first[0] == math.MaxInt64 {
+		return nil
+	}
+	if first[0] == int64(comm.Rank()) {
+		printErr(stderr, mu, comm.Rank(), err)
+	}
+	return &jobFailed{code: int(worst[0]), rank: int(first[0])}
+}
+
+func printErr(w io.Writer, mu *sync.Mutex, rank int, err error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if rank == 0 {
+		fmt.Fprintf(w, "dmg: %v\n", err)
+	} else {
+		fmt.Fprintf(w, "dmg: rank %d: %v\n", rank, err)
+	}
+}
+
+// body is what a command does on every rank of a started job.
+type body func(j *Job) error
+
+// runJob starts the job (in-process or under MPI), builds the world, runs
+// fn on every rank, agrees on the outcome and returns the exit code. It
+// prints at most one error line.
+func runJob(opts *Options, stdout, stderr io.Writer, fn body) int {
+	mu := &sync.Mutex{}
+	start := time.Now()
+	if opts.Local {
+		roles, err := opts.roles(0)
+		if err != nil {
+			printErr(stderr, mu, 0, err)
+			return exitCode(err)
+		}
+		err = spmd.RunLocal(roles.Size(), func(rt spmd.Runtime) error {
+			return rankMain(rt, roles, opts, stdout, stderr, mu, start, fn)
+		})
+		var jf *jobFailed
+		if errors.As(err, &jf) {
+			return jf.code
+		}
+		if err != nil { // a failure outside any agreement (should not happen)
+			printErr(stderr, mu, 0, err)
+		}
+		return exitCode(err)
+	}
+	launched, rank, size := spmd.Launched()
+	if !launched {
+		err := BadInputf("dmg was not started by a parallel launcher; run it as `mpirun -np N dmg ...` or `srun dmg ...`, or add --local to run every rank in this process")
+		printErr(stderr, mu, 0, err)
+		return ExitBadInput
+	}
+	// Flag errors are found identically on every rank before MPI starts;
+	// print them once.
+	if size > 0 {
+		if _, err := opts.roles(size); err != nil {
+			if rank == 0 {
+				printErr(stderr, mu, 0, err)
+			}
+			return exitCode(err)
+		}
+	}
+	rt, err := spmd.StartMPI()
+	if err != nil {
+		if rank == 0 {
+			printErr(stderr, mu, 0, err)
+		}
+		return ExitFailure
+	}
+	roles, err := opts.roles(rt.World().Size())
+	if err == nil {
+		err = rankMain(rt, roles, opts, stdout, stderr, mu, start, fn)
+	} else if rt.World().Rank() == 0 {
+		printErr(stderr, mu, 0, err)
+	}
+	_ = rt.Finalize()
+	var jf *jobFailed
+	if errors.As(err, &jf) {
+		return jf.code
+	}
+	return exitCode(err)
+}
+
+func rankMain(rt spmd.Runtime, roles spmd.Roles, opts *Options, stdout, stderr io.Writer, mu *sync.Mutex, start time.Time, fn body) error {
+	w, err := spmd.NewWorld(rt, roles)
+	if err != nil {
+		// A layout error is the same on every rank.
+		err = BadInput(err)
+		if rt.World().Rank() == 0 {
+			printErr(stderr, mu, 0, err)
+		}
+		return &jobFailed{code: ExitBadInput, rank: 0}
+	}
+	out := io.Discard
+	if w.Rank() == 0 {
+		out = stdout
+	}
+	j := &Job{World: w, Opts: opts, Out: out, Err: stderr, errMu: mu, Start: start}
+	err = fn(j)
+	return j.Agree(err)
+}
+
+// hostname is the node name for reports.
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return "?"
+	}
+	return h
+}

@@ -1,0 +1,47 @@
+package launch
+
+import (
+	"github.com/dmg-hpc/dmg/spmd"
+	"github.com/spf13/pflag"
+)
+
+// Options are the flags every job shares. Commands add their own.
+type Options struct {
+	Roles   string // --roles cn:C,mn:M
+	Local   bool   // --local: every rank a goroutine in this process
+	Verbose bool   // -v: per-rank progress lines on stderr
+	JSON    string // --json FILE: the machine-readable report
+}
+
+func (o *Options) register(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Roles, "roles", "", "role layout cn:C,mn:M; ranks 0..C-1 are compute nodes, the rest memory nodes (default: half and half, cn:2,mn:2 with --local)")
+	fs.BoolVar(&o.Local, "local", false, "run every rank as a goroutine in this process (in-process fabric) instead of under mpirun/srun")
+	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "log per-rank progress on stderr")
+	fs.StringVar(&o.JSON, "json", "", "also write the report as JSON to `FILE` (- for stdout)")
+}
+
+// roles resolves --roles for a world of the given size (0: unknown yet).
+func (o *Options) roles(size int) (spmd.Roles, error) {
+	if o.Roles == "" {
+		switch {
+		case o.Local:
+			return spmd.Roles{CN: 2, MN: 2}, nil
+		case size == 0:
+			return spmd.Roles{}, nil
+		case size < 2:
+			return spmd.Roles{}, BadInputf("spmd: a job of %d rank cannot hold both a compute node and a memory node; launch at least 2 ranks or pass --roles", size)
+		default:
+			return spmd.Roles{CN: size - size/2, MN: size / 2}, nil
+		}
+	}
+	r, err := spmd.ParseRoles(o.Roles)
+	if err != nil {
+		return r, BadInput(err)
+	}
+	if size > 0 {
+		if err := r.Check(size); err != nil {
+			return r, BadInput(err)
+		}
+	}
+	return r, nil
+}
