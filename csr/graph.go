@@ -35,3 +35,33 @@ func (g *Graph) ExternalID(v uint32) uint64 {
 	}
 	return g.IDs[v]
 }
+
+// DenseID maps an external id to its dense id. The readers assign dense ids
+// in ascending external order, so this is a binary search over IDs; for a
+// Graph built elsewhere with unsorted IDs it falls back to a linear scan.
+func (g *Graph) DenseID(ext uint64) (uint32, bool) {
+	if g.IDs == nil {
+		if ext < uint64(g.N) {
+			return uint32(ext), true
+		}
+		return 0, false
+	}
+	lo, hi := 0, len(g.IDs)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if g.IDs[mid] < ext {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo < len(g.IDs) && g.IDs[lo] == ext {
+		return uint32(lo), true
+	}
+	for i, id := range g.IDs {
+		if id == ext {
+			return uint32(i), true
+		}
+	}
+	return 0, false
+}

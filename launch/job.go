@@ -8,7 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dmg-hpc/dmg/csr"
 	"github.com/dmg-hpc/dmg/spmd"
+	"github.com/dmg-hpc/dmg/verbs/memfab"
 	"github.com/pkg/errors"
 )
 
@@ -53,6 +55,9 @@ func exitCode(err error) int {
 	if errors.As(err, &ie) && ie.BadInput() {
 		return ExitBadInput
 	}
+	if csr.IsInputError(err) {
+		return ExitBadInput
+	}
 	var jf *jobFailed
 	if errors.As(err, &jf) {
 		return jf.code
@@ -79,6 +84,8 @@ type Job struct {
 	Err   io.Writer // stderr, for the one error message and -v logs
 	errMu *sync.Mutex
 	Start time.Time
+	// cluster is the in-process fabric shared by the ranks of a --local job.
+	cluster *memfab.Cluster
 }
 
 // Logf prints a progress line on stderr when --verbose is set, from every
@@ -171,8 +178,9 @@ func runJob(opts *Options, stdout, stderr io.Writer, fn body) int {
 			printErr(stderr, mu, 0, err)
 			return exitCode(err)
 		}
+		cluster := memfab.NewCluster()
 		err = spmd.RunLocal(roles.Size(), func(rt spmd.Runtime) error {
-			return rankMain(rt, roles, opts, stdout, stderr, mu, start, fn)
+			return rankMain(rt, roles, opts, stdout, stderr, mu, start, cluster, fn)
 		})
 		var jf *jobFailed
 		if errors.As(err, &jf) {
@@ -208,7 +216,7 @@ func runJob(opts *Options, stdout, stderr io.Writer, fn body) int {
 	}
 	roles, err := opts.roles(rt.World().Size())
 	if err == nil {
-		err = rankMain(rt, roles, opts, stdout, stderr, mu, start, fn)
+		err = rankMain(rt, roles, opts, stdout, stderr, mu, start, nil, fn)
 	} else if rt.World().Rank() == 0 {
 		printErr(stderr, mu, 0, err)
 	}
@@ -220,7 +228,7 @@ func runJob(opts *Options, stdout, stderr io.Writer, fn body) int {
 	return exitCode(err)
 }
 
-func rankMain(rt spmd.Runtime, roles spmd.Roles, opts *Options, stdout, stderr io.Writer, mu *sync.Mutex, start time.Time, fn body) error {
+func rankMain(rt spmd.Runtime, roles spmd.Roles, opts *Options, stdout, stderr io.Writer, mu *sync.Mutex, start time.Time, cluster *memfab.Cluster, fn body) error {
 	w, err := spmd.NewWorld(rt, roles)
 	if err != nil {
 		// A layout error is the same on every rank.
@@ -234,7 +242,7 @@ func rankMain(rt spmd.Runtime, roles spmd.Roles, opts *Options, stdout, stderr i
 	if w.Rank() == 0 {
 		out = stdout
 	}
-	j := &Job{World: w, Opts: opts, Out: out, Err: stderr, errMu: mu, Start: start}
+	j := &Job{World: w, Opts: opts, Out: out, Err: stderr, errMu: mu, Start: start, cluster: cluster}
 	err = fn(j)
 	return j.Agree(err)
 }

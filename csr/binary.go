@@ -1,0 +1,196 @@
+package csr
+
+import (
+	"bufio"
+	"encoding/binary"
+	"io"
+	"math"
+
+	"github.com/pkg/errors"
+)
+
+// The DMG binary edge list (".bel", optionally gzipped) is a compact,
+// self-describing edge list on dense ids. All integers are little-endian.
+//
+//	offset  size  field
+//	0       8     magic "DMGBEL\x00\x01" (the last byte is the version, 1)
+//	8       4     flags: bit 0 = undirected (each edge listed once, stands
+//	              for both directions); bit 1 = an id table follows the header
+//	12      4     weight bytes per edge: 0 (unweighted), 4 (float32) or 8
+//	              (float64)
+//	16      8     N, the number of vertices (≤ 2^32-1)
+//	24      8     M, the number of edge records
+//	32      8·N   id table (only with flag bit 1): external id of each dense
+//	              id, strictly increasing
+//	...     M ×   edge records: src uint32, dst uint32, then the weight
+//	              (float32 or float64) if weight bytes > 0
+//
+// Nothing may follow the last record. Ids in records are dense (< N).
+const (
+	binMagic       = "DMGBEL\x00\x01"
+	binHeaderSize  = 32
+	binFlagUndir   = 1 << 0
+	binFlagIDTable = 1 << 1
+	binKnownFlags  = binFlagUndir | binFlagIDTable
+)
+
+// BinaryOptions tune WriteBinary.
+type BinaryOptions struct {
+	// Float32Weights stores weights as float32 (8+4 bytes per edge instead
+	// of 8+8; weights lose precision).
+	Float32Weights bool
+}
+
+// WriteBinary writes g as a DMG binary edge list (see the format above).
+// An undirected graph is written with each edge once (u ≤ v) and the
+// undirected flag, so reading it back yields the same Graph (with the
+// default duplicate policy and no parallel edges in g).
+func WriteBinary(w io.Writer, g *Graph, bo BinaryOptions) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	var flags uint32
+	if !g.Directed {
+		flags |= binFlagUndir
+	}
+	if g.IDs != nil {
+		flags |= binFlagIDTable
+	}
+	var wb uint32
+	if g.Weights != nil {
+		wb = 8
+		if bo.Float32Weights {
+			wb = 4
+		}
+	}
+	var m uint64
+	if g.Directed {
+		m = g.NumEdges()
+	} else {
+		for v := uint32(0); v < g.N; v++ {
+			for _, d := range g.Neighbors(v) {
+				if v <= d {
+					m++
+				}
+			}
+		}
+	}
+	var h [binHeaderSize]byte
+	copy(h[:], binMagic)
+	binary.LittleEndian.PutUint32(h[8:], flags)
+	binary.LittleEndian.PutUint32(h[12:], wb)
+	binary.LittleEndian.PutUint64(h[16:], uint64(g.N))
+	binary.LittleEndian.PutUint64(h[24:], m)
+	bw.Write(h[:])
+	var b [16]byte
+	for _, id := range g.IDs {
+		binary.LittleEndian.PutUint64(b[:], id)
+		bw.Write(b[:8])
+	}
+	for v := uint32(0); v < g.N; v++ {
+		for i := g.Offsets[v]; i < g.Offsets[v+1]; i++ {
+			d := g.Dst[i]
+			if !g.Directed && d < v {
+				continue
+			}
+			binary.LittleEndian.PutUint32(b[0:], v)
+			binary.LittleEndian.PutUint32(b[4:], d)
+			switch wb {
+			case 4:
+				binary.LittleEndian.PutUint32(b[8:], math.Float32bits(float32(g.Weights[i])))
+			case 8:
+				binary.LittleEndian.PutUint64(b[8:], math.Float64bits(g.Weights[i]))
+			}
+			if _, err := bw.Write(b[:8+wb]); err != nil {
+				return errors.Wrap(err, "csr: writing binary edge list")
+			}
+		}
+	}
+	return errors.Wrap(bw.Flush(), "csr: writing binary edge list")
+}
+
+func readBinary(r io.Reader, file string, o *Options, meta *Meta) (*EdgeList, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	var h [binHeaderSize]byte
+	if n, err := io.ReadFull(br, h[:]); err != nil {
+		if n == 0 && err == io.EOF {
+			return nil, offsetErr(file, 0, "expected a %d-byte DMG binary edge list header, got an empty file", binHeaderSize)
+		}
+		return nil, offsetErr(file, int64(n), "truncated header: expected %d bytes, got %d", binHeaderSize, n)
+	}
+	if string(h[:8]) != binMagic {
+		return nil, offsetErr(file, 0, "expected magic %q (DMG binary edge list v1), got %q", binMagic, h[:8])
+	}
+	flags := binary.LittleEndian.Uint32(h[8:])
+	if flags&^binKnownFlags != 0 {
+		return nil, offsetErr(file, 8, "unknown flags %#x", flags&^binKnownFlags)
+	}
+	wb := binary.LittleEndian.Uint32(h[12:])
+	if wb != 0 && wb != 4 && wb != 8 {
+		return nil, offsetErr(file, 12, "expected weight bytes 0, 4 or 8, got %d", wb)
+	}
+	n := binary.LittleEndian.Uint64(h[16:])
+	if n > o.maxVertices() {
+		return nil, offsetErr(file, 16, "%d vertices: more than %d; dense ids are 32-bit", n, o.maxVertices())
+	}
+	m := binary.LittleEndian.Uint64(h[24:])
+	meta.DeclaredVertices, meta.DeclaredEdges = n, m
+	el := &EdgeList{N: uint32(n), Directed: flags&binFlagUndir == 0}
+	off := int64(binHeaderSize)
+	var b [16]byte
+	if flags&binFlagIDTable != 0 {
+		el.IDs = make([]uint64, 0, min(n, 1<<20))
+		for i := uint64(0); i < n; i++ {
+			if _, err := io.ReadFull(br, b[:8]); err != nil {
+				return nil, offsetErr(file, off, "truncated id table: expected %d ids, got %d", n, i)
+			}
+			id := binary.LittleEndian.Uint64(b[:8])
+			if i > 0 && id <= el.IDs[i-1] {
+				return nil, offsetErr(file, off, "id table must be strictly increasing: id %d after %d", id, el.IDs[i-1])
+			}
+			el.IDs = append(el.IDs, id)
+			off += 8
+		}
+	}
+	if wb > 0 {
+		el.Weights = []float64{}
+	}
+	rec := int(8 + wb)
+	capHint := min(m, 1<<20)
+	el.Src = make([]uint32, 0, capHint)
+	el.Dst = make([]uint32, 0, capHint)
+	for k := uint64(0); k < m; k++ {
+		if got, err := io.ReadFull(br, b[:rec]); err != nil {
+			return nil, offsetErr(file, off+int64(got), "truncated edge record %d of %d (%d bytes each)", k, m, rec)
+		}
+		s := binary.LittleEndian.Uint32(b[0:])
+		d := binary.LittleEndian.Uint32(b[4:])
+		if uint64(s) >= n || uint64(d) >= n {
+			return nil, offsetErr(file, off, "edge record %d: vertex %d→%d out of range (N=%d)", k, s, d, n)
+		}
+		el.Src = append(el.Src, s)
+		el.Dst = append(el.Dst, d)
+		if wb > 0 {
+			var x float64
+			if wb == 4 {
+				x = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[8:])))
+			} else {
+				x = math.Float64frombits(binary.LittleEndian.Uint64(b[8:]))
+			}
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, offsetErr(file, off+8, "edge record %d: weight is not a finite number", k)
+			}
+			if x < 0 && !o.AllowNegativeWeights {
+				return nil, offsetErr(file, off+8, "edge record %d: negative weight %g (weights must be non-negative; allow them explicitly)", k, x)
+			}
+			if x == 0 {
+				x = 0
+			}
+			el.Weights = append(el.Weights, x)
+		}
+		off += int64(rec)
+	}
+	if _, err := br.ReadByte(); err == nil {
+		return nil, offsetErr(file, off, "trailing bytes after the %d edge records", m)
+	}
+	meta.InputEdges = m
+	return el, nil
+}

@@ -1,0 +1,61 @@
+// Package csr is DMG's graph store: it turns graph inputs into an in-memory
+// CSR (Graph) and lays that CSR out on the memory nodes in the DM-friendly
+// format of DESIGN.md §4.
+//
+// csr splits into reader, generator and builder (STYLE.md, after GAP):
+//
+//   - Readers (graphalytics.go, text.go, mtx.go, binary.go) parse one input
+//     format each into an edge list with external 64-bit vertex ids. The
+//     format is picked from the file name by Open; a trailing ".gz" is
+//     decompressed transparently.
+//   - Generators (generate.go) produce Graph500 Kronecker ("kron:SCALE[:EF]")
+//     and uniform random ("uniform:N:M") edge lists. Every block of edges is
+//     seeded on its own, so the output does not depend on the number of
+//     goroutines or ranks that generate it.
+//   - The builder (build.go) is the only code that makes CSR: it maps external
+//     ids to dense uint32 ids, symmetrises undirected inputs, applies the
+//     self-loop and duplicate policies and sorts every adjacency list by
+//     destination, in parallel and with a deterministic result.
+//
+// Then, for the memory nodes:
+//
+//   - entry.go is the codec of the adaptive index entry (16, 32 or 64 bytes:
+//     edges in place, or the address of an out-of-place edge list plus
+//     per-chunk segment lengths);
+//   - layout.go plans where every piece goes (pure and deterministic, so
+//     every rank computes the same plan) and checks capacity;
+//   - load.go writes a CN's share of the plan through package verbs.
+//
+// # Usage
+//
+//	g, meta, err := csr.Open("data/graphalytics/example-directed/example-directed.properties", csr.Options{})
+//	src, ok := g.DenseID(meta.BFSSource) // external → dense
+//
+//	g, _, err := csr.Open("kron:20", csr.Options{Seed: 1, Weighted: true})
+//
+// # Vertex ids
+//
+// Dense ids are assigned in ascending order of the external ids, whatever the
+// order of the input file (for Graphalytics, the .v file may list vertices in
+// any order). Graph.IDs maps back; it is nil when the external ids are exactly
+// 0..N-1. For edge lists without a vertex file (SNAP, .el, .wel, binary
+// without id table) the vertex set is the set of ids that appear in an edge.
+// Matrix Market ids are 1-based: dense id i is external id i+1, and every row
+// or column index up to max(rows, cols) is a vertex.
+//
+// # Policies
+//
+// Self-loops are kept by default (SNAP and Graphalytics count them) and can be
+// dropped with Options.SelfLoops = DropSelfLoops. Parallel edges are dropped
+// by default, keeping the smallest weight (Graphalytics graphs are simple, so
+// this never changes their reference outputs; it also merges the two
+// listings of an undirected edge listed in both directions), and can be kept
+// with Options.Duplicates = KeepDuplicates. Undirected graphs store every edge
+// in both directions with the same weight; a self-loop is stored once.
+//
+// # Errors
+//
+// Bad input yields a single *InputError naming the file, the line (or byte
+// offset for binary files) and what was expected; IsInputError tells the CLI
+// to exit with status 2. An empty input is a valid graph with zero vertices.
+package csr

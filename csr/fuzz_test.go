@@ -1,0 +1,91 @@
+package csr
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fuzzOpts keeps headers from asking for huge allocations.
+var fuzzOpts = Options{vertexLimit: 1 << 16, Workers: 2}
+
+// checkResult: a reader either fails with an InputError or returns a valid
+// graph.
+func checkResult(t *testing.T, g *Graph, err error) {
+	t.Helper()
+	if err != nil {
+		if !IsInputError(err) || !strings.HasPrefix(err.Error(), "csr: ") {
+			t.Fatalf("error is not a csr InputError: %v", err)
+		}
+		return
+	}
+	checkCSR(t, g)
+}
+
+func FuzzReadText(f *testing.F) {
+	f.Add(byte(0), []byte("# c\n1 2\n2\t3\r\n\n"))
+	f.Add(byte(1), []byte("1 2\n3 x\n"))
+	f.Add(byte(2), []byte("1 2 0.5\n2 1 -3\n4 4 1e308\n"))
+	f.Add(byte(3), []byte("18446744073709551615 0\n"))
+	f.Fuzz(func(t *testing.T, sel byte, data []byte) {
+		name := []string{"g.txt", "g.el", "g.wel", "g.snap"}[sel%4]
+		o := fuzzOpts
+		o.Undirected = sel&4 != 0
+		o.AllowNegativeWeights = sel&8 != 0
+		o.SelfLoops = LoopPolicy(sel >> 4 & 1)
+		o.Duplicates = DupPolicy(sel >> 5 & 1)
+		g, _, err := Read(bytes.NewReader(data), name, o)
+		checkResult(t, g, err)
+	})
+}
+
+func FuzzReadMTX(f *testing.F) {
+	f.Add([]byte("%%MatrixMarket matrix coordinate real symmetric\n% c\n3 3 2\n2 1 1.5\n3 3 2\n"))
+	f.Add([]byte("%%MatrixMarket matrix coordinate pattern general\n2 4 1\n1 4\n"))
+	f.Add([]byte("%%MatrixMarket matrix coordinate integer general\n2 2 3\n1 1 1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g, _, err := Read(bytes.NewReader(data), "m.mtx", fuzzOpts)
+		checkResult(t, g, err)
+	})
+}
+
+func FuzzReadBinary(f *testing.F) {
+	for _, spec := range []string{"kron:3:2", "uniform:5:7"} {
+		for _, o := range []Options{{}, {Weighted: true, Undirected: true}} {
+			g, _, err := Open(spec, o)
+			if err != nil {
+				f.Fatal(err)
+			}
+			var buf bytes.Buffer
+			WriteBinary(&buf, g, BinaryOptions{})
+			f.Add(buf.Bytes())
+			buf.Reset()
+			WriteBinary(&buf, g, BinaryOptions{Float32Weights: true})
+			f.Add(buf.Bytes())
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g, _, err := Read(bytes.NewReader(data), "g.bel", fuzzOpts)
+		checkResult(t, g, err)
+	})
+}
+
+func FuzzReadGraphalytics(f *testing.F) {
+	f.Add([]byte("graph.x.directed = false\ngraph.x.edge-properties.names = weight\ngraph.x.bfs.source-vertex = 3\n"), []byte("3\n1\n2\n"), []byte("1 3 0.5\n3 2 1\n"))
+	f.Add([]byte("graph.x.directed = true\ngraph.x.pr.damping-factor = 0.85\ngraph.x.pr.num-iterations = 3\n"), []byte("1\n2\n"), []byte("1 2\n2 1\n2 7\n"))
+	f.Fuzz(func(t *testing.T, props, v, e []byte) {
+		dir := t.TempDir()
+		for name, data := range map[string][]byte{"x.properties": props, "x.v": v, "x.e": e} {
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		g, _, err := Open(filepath.Join(dir, "x.properties"), fuzzOpts)
+		if err != nil && !IsInputError(err) && strings.Contains(err.Error(), "no such file") {
+			return // the properties may name missing vertex/edge files
+		}
+		checkResult(t, g, err)
+	})
+}

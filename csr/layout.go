@@ -1,0 +1,388 @@
+package csr
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/dustin/go-humanize"
+	"github.com/pkg/errors"
+
+	"github.com/dmg-hpc/dmg/verbs"
+)
+
+// LayoutConfig describes how a graph is to be laid out on the MNs.
+type LayoutConfig struct {
+	// Naive selects the plain CSR layout of the naive baseline (DESIGN.md
+	// §8): per vertex an 8-byte offset word (the verbs.Addr of its first
+	// edge record; the word of v+1 ends the list), then the edge records.
+	Naive bool
+	// EntrySize is the index entry size, 16, 32 or 64 (default 32; ignored
+	// by Naive).
+	EntrySize int
+	// NoInPlace stores every edge list out of place (the --no-inplace
+	// ablation).
+	NoInPlace bool
+	// NumMN is the number of memory nodes.
+	NumMN int
+	// Bounds are the C+1 chunk boundaries (balance.Chunks): CN k owns
+	// vertices [Bounds[k], Bounds[k+1]). Bounds[0] = 0, Bounds[C] = N.
+	Bounds []uint32
+	// AttrBytes lists the vertex attribute arrays the engine wants on DM,
+	// by bytes per vertex (e.g. []int{8, 8} for current and next values).
+	AttrBytes []int
+	// BatchVertices is the loading batch size (default 1024): a batch's
+	// index entries are written with one WRITE and its out-of-place lists
+	// are contiguous on one MN.
+	BatchVertices int
+	// Granule is the round-robin granularity for edge lists (default
+	// 1 MiB): batches go to one MN until it has received Granule bytes in
+	// its turn, then to the next.
+	Granule uint64
+	// Reserve is extra space per MN after the graph (mailboxes etc.),
+	// counted by the capacity check. It starts at Layout.End(mn).
+	Reserve uint64
+}
+
+// Alignments of the regions in an MN's pool.
+const (
+	regionAlign = 64
+	batchAlign  = 8
+)
+
+// EnsureDefaults fills in zero fields.
+func (c *LayoutConfig) EnsureDefaults() {
+	if c.EntrySize == 0 {
+		c.EntrySize = 32
+	}
+	if c.BatchVertices == 0 {
+		c.BatchVertices = 1024
+	}
+	if c.Granule == 0 {
+		c.Granule = 1 << 20
+	}
+}
+
+// Validate checks the configuration against a graph of n vertices.
+func (c *LayoutConfig) Validate(n uint32) error {
+	if c.NumMN < 1 || c.NumMN > verbs.MaxMN+1 {
+		return errors.Errorf("csr: %d memory nodes; expected 1..%d", c.NumMN, verbs.MaxMN+1)
+	}
+	if len(c.Bounds) < 2 {
+		return errors.Errorf("csr: %d chunk boundaries; expected C+1 ≥ 2", len(c.Bounds))
+	}
+	if c.Bounds[0] != 0 || c.Bounds[len(c.Bounds)-1] != n || !slices.IsSorted(c.Bounds) {
+		return errors.Errorf("csr: chunk boundaries must rise from 0 to N=%d, got %v", n, trimList(c.Bounds))
+	}
+	if !c.Naive && c.EntrySize != 16 && c.EntrySize != 32 && c.EntrySize != 64 {
+		return errors.Errorf("csr: index entry size %d; expected 16, 32 or 64", c.EntrySize)
+	}
+	if c.BatchVertices < 1 {
+		return errors.Errorf("csr: loading batch of %d vertices; expected ≥ 1", c.BatchVertices)
+	}
+	for i, a := range c.AttrBytes {
+		if a < 1 {
+			return errors.Errorf("csr: attribute array %d has %d bytes per vertex; expected ≥ 1", i, a)
+		}
+	}
+	return nil
+}
+
+func trimList(b []uint32) string {
+	if len(b) > 8 {
+		return fmt.Sprint(b[:8]) + "..."
+	}
+	return fmt.Sprint(b)
+}
+
+// Batch is a loading batch: consecutive vertices of one chunk whose
+// out-of-place edge lists (each preceded by its overflow table, if any)
+// lie contiguously at EdgeOff on MN.
+type Batch struct {
+	Chunk     int
+	Lo, Hi    uint32
+	MN        int
+	EdgeOff   uint64
+	EdgeBytes uint64
+}
+
+// MNUsage is what one MN holds.
+type MNUsage struct {
+	IndexBytes, AttrBytes, EdgeBytes uint64
+	// End is the first byte after the graph (where Reserve starts).
+	End uint64
+	// Needed is End + Reserve: the pool size this MN needs.
+	Needed uint64
+}
+
+// Layout says where every piece of a graph lives on the MNs. Plan computes
+// it from the graph and the configuration alone, so every rank computes the
+// same Layout and can address any piece without asking anyone.
+//
+// In each MN's pool, from offset 0: the index of each chunk assigned to it
+// (ascending chunk order, each 64-byte aligned), then each attribute array
+// (for each array, the chunks' slices in the same order, 64-byte aligned),
+// then the edge region. Chunk k's index and attributes live on MN
+// k·M/C: contiguous groups of chunks per MN when C ≥ M, spread over the
+// MNs when C < M. Edge lists are assigned per loading batch in
+// coarse-grained round robin (see LayoutConfig.Granule); the naive layout
+// puts each chunk's edge array on the chunk's MN.
+type Layout struct {
+	Config   LayoutConfig
+	Codec    EntryCodec
+	N        uint32
+	Edges    uint64
+	Weighted bool
+	// ChunkMN is the MN of each chunk's index and attributes.
+	ChunkMN []int
+	// IndexOff is the offset of each chunk's index (or naive offset words)
+	// in its MN.
+	IndexOff []uint64
+	// AttrOff[a][k] is the offset of chunk k's slice of attribute array a.
+	AttrOff [][]uint64
+	// Batches are the loading batches, in vertex order; chunk k's are
+	// Batches[BatchStart[k]:BatchStart[k+1]].
+	Batches    []Batch
+	BatchStart []int
+	// MN is the usage of each MN.
+	MN []MNUsage
+	// InPlace and Overflow count vertices stored in place and out-of-place
+	// entries with an overflow table.
+	InPlace, Overflow uint64
+}
+
+// Plan lays g out according to cfg. It is pure and deterministic; it uses
+// a few goroutines for the per-vertex pass.
+func Plan(g *Graph, cfg LayoutConfig) (*Layout, error) {
+	cfg.EnsureDefaults()
+	if err := cfg.Validate(g.N); err != nil {
+		return nil, err
+	}
+	cfg.Bounds = slices.Clone(cfg.Bounds)
+	cfg.AttrBytes = slices.Clone(cfg.AttrBytes)
+	C, M := len(cfg.Bounds)-1, cfg.NumMN
+	l := &Layout{Config: cfg, N: g.N, Edges: g.NumEdges(), Weighted: g.Weights != nil,
+		Codec: EntryCodec{Size: cfg.EntrySize, Weighted: g.Weights != nil, Chunks: C}, MN: make([]MNUsage, M)}
+	if cfg.Naive {
+		l.Codec.Size = 8
+	} else if err := l.Codec.Validate(); err != nil {
+		return nil, err
+	}
+	rec := uint64(l.Codec.RecordBytes())
+
+	// Index and attributes.
+	l.ChunkMN = make([]int, C)
+	l.IndexOff = make([]uint64, C)
+	next := make([]uint64, M)
+	for k := 0; k < C; k++ {
+		mn := k * M / C
+		l.ChunkMN[k] = mn
+		nv := uint64(cfg.Bounds[k+1] - cfg.Bounds[k])
+		size := nv * uint64(cfg.EntrySize)
+		if cfg.Naive {
+			size = (nv + 1) * 8
+		}
+		l.IndexOff[k] = next[mn]
+		next[mn] = alignUp(next[mn]+size, regionAlign)
+		l.MN[mn].IndexBytes += size
+	}
+	l.AttrOff = make([][]uint64, len(cfg.AttrBytes))
+	for a, ab := range cfg.AttrBytes {
+		l.AttrOff[a] = make([]uint64, C)
+		for k := 0; k < C; k++ {
+			mn := l.ChunkMN[k]
+			size := uint64(cfg.Bounds[k+1]-cfg.Bounds[k]) * uint64(ab)
+			l.AttrOff[a][k] = next[mn]
+			next[mn] = alignUp(next[mn]+size, regionAlign)
+			l.MN[mn].AttrBytes += size
+		}
+	}
+
+	// Batches.
+	l.BatchStart = make([]int, C+1)
+	for k := 0; k < C; k++ {
+		l.BatchStart[k] = len(l.Batches)
+		for lo := cfg.Bounds[k]; lo < cfg.Bounds[k+1]; {
+			hi := uint32(min(uint64(lo)+uint64(cfg.BatchVertices), uint64(cfg.Bounds[k+1])))
+			l.Batches = append(l.Batches, Batch{Chunk: k, Lo: lo, Hi: hi})
+			lo = hi
+		}
+	}
+	l.BatchStart[C] = len(l.Batches)
+
+	// Per-batch edge bytes (parallel: needs segment lengths per vertex).
+	var mu sync.Mutex
+	var firstErr error
+	var inPlace, overflow uint64
+	parallelFor(4, len(l.Batches), func(lo, hi int) {
+		segs := make([]uint32, C)
+		var ip, of uint64
+		for i := lo; i < hi; i++ {
+			b := &l.Batches[i]
+			var bytes uint64
+			for v := b.Lo; v < b.Hi; v++ {
+				deg := g.Degree(v)
+				if cfg.Naive {
+					bytes += deg * rec
+					continue
+				}
+				if deg > MaxEntryDegree {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = errors.Errorf("csr: vertex %d has degree %d; an index entry holds at most %d", v, deg, MaxEntryDegree)
+					}
+					mu.Unlock()
+					return
+				}
+				if !cfg.NoInPlace && deg <= uint64(l.Codec.InPlaceCap()) {
+					ip++
+					continue
+				}
+				SegmentLengths(g.Neighbors(v), cfg.Bounds, segs)
+				tb := uint64(l.Codec.TableBytes(segs))
+				if tb > 0 {
+					of++
+				}
+				bytes += tb + deg*rec
+			}
+			b.EdgeBytes = bytes
+		}
+		mu.Lock()
+		inPlace += ip
+		overflow += of
+		mu.Unlock()
+	})
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	l.InPlace, l.Overflow = inPlace, overflow
+
+	// Edge regions.
+	for m := range l.MN {
+		next[m] = alignUp(next[m], regionAlign)
+	}
+	if cfg.Naive {
+		for i := range l.Batches {
+			b := &l.Batches[i]
+			b.MN = l.ChunkMN[b.Chunk]
+			b.EdgeOff = next[b.MN]
+			next[b.MN] += b.EdgeBytes
+			if i+1 == len(l.Batches) || l.Batches[i+1].Chunk != b.Chunk {
+				next[b.MN] = alignUp(next[b.MN], regionAlign)
+			}
+			l.MN[b.MN].EdgeBytes += b.EdgeBytes
+		}
+	} else {
+		mn := 0
+		var turn uint64
+		for i := range l.Batches {
+			b := &l.Batches[i]
+			if b.EdgeBytes == 0 {
+				b.MN, b.EdgeOff = mn, next[mn]
+				continue
+			}
+			b.MN = mn
+			// A table before the first list needs room: tables are ≤ 4C
+			// bytes and the index precedes the edge region, so offsets
+			// are ≥ 64 whenever a table exists; the encoder checks.
+			b.EdgeOff = next[mn]
+			next[mn] = alignUp(next[mn]+b.EdgeBytes, batchAlign)
+			l.MN[mn].EdgeBytes += b.EdgeBytes
+			turn += b.EdgeBytes
+			if turn >= cfg.Granule {
+				mn, turn = (mn+1)%M, 0
+			}
+		}
+	}
+	for m := range l.MN {
+		l.MN[m].End = alignUp(next[m], regionAlign)
+		l.MN[m].Needed = l.MN[m].End + cfg.Reserve
+	}
+	return l, nil
+}
+
+func alignUp(x, a uint64) uint64 { return (x + a - 1) &^ (a - 1) }
+
+// NumChunks is C.
+func (l *Layout) NumChunks() int { return len(l.Config.Bounds) - 1 }
+
+// ChunkOf is the chunk holding v.
+func (l *Layout) ChunkOf(v uint32) int {
+	b := l.Config.Bounds
+	lo, hi := 0, len(b)-1
+	for lo+1 < hi { // invariant: b[lo] ≤ v < b[hi]
+		m := (lo + hi) / 2
+		if b[m] <= v {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	// skip empty chunks that start at v
+	for lo+1 < len(b)-1 && b[lo+1] <= v {
+		lo++
+	}
+	return lo
+}
+
+// EntryAddr is the address of v's index entry (naive layout: of v's offset
+// word; the next word ends v's list).
+func (l *Layout) EntryAddr(v uint32) verbs.Addr {
+	k := l.ChunkOf(v)
+	size := uint64(l.Codec.Size)
+	return verbs.Addr(uint64(l.ChunkMN[k])<<verbs.OffsetBits | (l.IndexOff[k] + uint64(v-l.Config.Bounds[k])*size))
+}
+
+// AttrAddr is the address of v's element of attribute array a.
+func (l *Layout) AttrAddr(a int, v uint32) verbs.Addr {
+	k := l.ChunkOf(v)
+	return verbs.Addr(uint64(l.ChunkMN[k])<<verbs.OffsetBits | (l.AttrOff[a][k] + uint64(v-l.Config.Bounds[k])*uint64(l.Config.AttrBytes[a])))
+}
+
+// ChunkBatches are the loading batches of chunk k.
+func (l *Layout) ChunkBatches(k int) []Batch { return l.Batches[l.BatchStart[k]:l.BatchStart[k+1]] }
+
+// Needed is the pool size each MN needs.
+func (l *Layout) Needed() []uint64 {
+	out := make([]uint64, len(l.MN))
+	for m, u := range l.MN {
+		out[m] = u.Needed
+	}
+	return out
+}
+
+// CapacityError reports a graph that does not fit the MNs' pools.
+type CapacityError struct {
+	Needed, Available []uint64
+}
+
+func (e *CapacityError) Error() string {
+	var b strings.Builder
+	b.WriteString("csr: the graph does not fit the memory nodes:")
+	for m := range e.Needed {
+		mark := ""
+		if e.Needed[m] > e.Available[m] {
+			mark = " (short by " + humanize.IBytes(e.Needed[m]-e.Available[m]) + ")"
+		}
+		fmt.Fprintf(&b, " MN %d needs %s (%d bytes), has %s (%d bytes)%s;", m,
+			humanize.IBytes(e.Needed[m]), e.Needed[m], humanize.IBytes(e.Available[m]), e.Available[m], mark)
+	}
+	s := b.String()
+	return s[:len(s)-1]
+}
+
+// CheckCapacity fails with a *CapacityError unless every MN's pool
+// (available[m] bytes) holds what the layout puts there.
+func (l *Layout) CheckCapacity(available []uint64) error {
+	if len(available) != len(l.MN) {
+		return errors.Errorf("csr: %d pool sizes for %d memory nodes", len(available), len(l.MN))
+	}
+	need := l.Needed()
+	for m := range need {
+		if need[m] > available[m] {
+			return errors.WithStack(&CapacityError{Needed: need, Available: slices.Clone(available)})
+		}
+	}
+	return nil
+}

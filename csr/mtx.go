@@ -1,0 +1,146 @@
+package csr
+
+import (
+	"io"
+	"strings"
+)
+
+// readMTX reads a Matrix Market coordinate file: the banner
+// "%%MatrixMarket matrix coordinate FIELD SYMMETRY" with FIELD one of
+// pattern, real, integer and SYMMETRY general or symmetric; '%' comments;
+// the size line "rows cols entries"; then entries "i j [value]", 1-based.
+// The graph has max(rows, cols) vertices; entry (i, j) is the edge i→j
+// weighted by value; symmetric matrices are undirected graphs.
+func readMTX(r io.Reader, file string, o *Options, meta *Meta) (*EdgeList, error) {
+	lr := newLineReader(r, file)
+	line, err := lr.next()
+	if err == io.EOF {
+		return nil, lineErr(file, 1, "expected a %%%%MatrixMarket banner, got an empty file")
+	}
+	if err != nil {
+		return nil, err
+	}
+	ban := strings.Fields(strings.ToLower(string(line)))
+	if len(ban) != 5 || ban[0] != "%%matrixmarket" || ban[1] != "matrix" {
+		return nil, lineErr(file, lr.line, "expected \"%%%%MatrixMarket matrix coordinate <field> <symmetry>\", got %q", trunc(string(line)))
+	}
+	if ban[2] != "coordinate" {
+		return nil, lineErr(file, lr.line, "expected coordinate format, got %q (dense arrays are not graphs)", ban[2])
+	}
+	weighted := false
+	switch ban[3] {
+	case "pattern":
+	case "real", "integer", "double":
+		weighted = true
+	default:
+		return nil, lineErr(file, lr.line, "expected field pattern, real or integer, got %q", ban[3])
+	}
+	directed := true
+	switch ban[4] {
+	case "general":
+	case "symmetric":
+		directed = false
+	default:
+		return nil, lineErr(file, lr.line, "expected symmetry general or symmetric, got %q", ban[4])
+	}
+	// Size line.
+	var f [4][]byte
+	var rows, cols, nnz uint64
+	for {
+		line, err = lr.next()
+		if err == io.EOF {
+			return nil, lineErr(file, lr.line+1, "expected the size line \"rows cols entries\", got end of file")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if isComment(line) {
+			continue
+		}
+		if n := fields(line, f[:]); n != 3 {
+			return nil, lineErr(file, lr.line, "expected 3 fields (rows cols entries), got %d", n)
+		}
+		var ok1, ok2, ok3 bool
+		rows, ok1 = parseUint(f[0])
+		cols, ok2 = parseUint(f[1])
+		nnz, ok3 = parseUint(f[2])
+		if !ok1 || !ok2 || !ok3 {
+			return nil, lineErr(file, lr.line, "expected three non-negative integers (rows cols entries), got %q", trunc(string(line)))
+		}
+		break
+	}
+	n := max(rows, cols)
+	if n > o.maxVertices() {
+		return nil, lineErr(file, lr.line, "matrix dimension %d: more than %d vertices; dense ids are 32-bit", n, o.maxVertices())
+	}
+	if !directed && rows != cols {
+		return nil, lineErr(file, lr.line, "symmetric matrix must be square, got %d×%d", rows, cols)
+	}
+	meta.DeclaredVertices, meta.DeclaredEdges = n, nnz
+	el := &EdgeList{N: uint32(n), Directed: directed}
+	if weighted {
+		el.Weights = []float64{}
+	}
+	want := 2
+	if weighted {
+		want = 3
+	}
+	capHint := min(nnz, 1<<20)
+	el.Src = make([]uint32, 0, capHint)
+	el.Dst = make([]uint32, 0, capHint)
+	var count uint64
+	for {
+		line, err = lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if isComment(line) {
+			continue
+		}
+		if k := fields(line, f[:]); k != want {
+			return nil, lineErr(file, lr.line, "expected %d fields (%s), got %d", want, map[bool]string{false: "row col", true: "row col value"}[weighted], k)
+		}
+		if count == nnz {
+			return nil, lineErr(file, lr.line, "more entries than the %d the size line declares", nnz)
+		}
+		i, ok := parseUint(f[0])
+		if !ok || i < 1 || i > rows {
+			return nil, lineErr(file, lr.line, "expected a row index in 1..%d, got %s", rows, quote(f[0]))
+		}
+		j, ok := parseUint(f[1])
+		if !ok || j < 1 || j > cols {
+			return nil, lineErr(file, lr.line, "expected a column index in 1..%d, got %s", cols, quote(f[1]))
+		}
+		el.Src = append(el.Src, uint32(i-1))
+		el.Dst = append(el.Dst, uint32(j-1))
+		if weighted {
+			x, msg := parseWeight(f[2], o.AllowNegativeWeights)
+			if msg != "" {
+				return nil, lineErr(file, lr.line, "%s", msg)
+			}
+			el.Weights = append(el.Weights, x)
+		}
+		count++
+	}
+	if count != nnz {
+		return nil, lineErr(file, lr.line+1, "expected %d entries as the size line declares, got %d", nnz, count)
+	}
+	if n > 0 {
+		el.IDs = make([]uint64, n)
+		for v := range el.IDs {
+			el.IDs[v] = uint64(v) + 1
+		}
+	}
+	meta.InputEdges = count
+	return el, nil
+}
+
+func trunc(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "..."
+	}
+	return s
+}

@@ -1,0 +1,220 @@
+package csr
+
+import (
+	"bufio"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pkg/errors"
+)
+
+// Open reads or generates the graph named by spec and builds it.
+//
+// spec is either a generator spec ("kron:SCALE[:EDGEFACTOR]",
+// "uniform:N:M"; see Generate) or a path. The format of a path comes from
+// its name, after removing a ".gz" (the file is then gunzipped on the fly):
+//
+//	X.properties     LDBC Graphalytics: X.v and X.e beside it (or the files
+//	                 the properties name); X.v or X.e are accepted too
+//	X.mtx            Matrix Market coordinate (pattern/real/integer,
+//	                 general/symmetric, 1-based)
+//	X.el             edge list "src dst"
+//	X.wel            weighted edge list "src dst weight"
+//	X.bel            DMG binary edge list (see WriteBinary)
+//	anything else    SNAP text edge list ("src dst", '#' comments)
+//
+// Options.Format overrides the choice. A directory holding X.properties for
+// X = the directory's name is opened as that Graphalytics dataset.
+func Open(spec string, opts Options) (*Graph, *Meta, error) {
+	o := opts
+	if err := o.Validate(); err != nil {
+		return nil, nil, err
+	}
+	o.EnsureDefaults()
+	if IsGeneratorSpec(spec) {
+		return generate(spec, &o)
+	}
+	path := spec
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		p := filepath.Join(path, filepath.Base(filepath.Clean(path))+".properties")
+		if _, err := os.Stat(p); err != nil {
+			return nil, nil, errors.Errorf("csr: %s is a directory without %s", path, filepath.Base(p))
+		}
+		path = p
+	}
+	format := o.Format
+	if format == "" {
+		format = FormatOf(path)
+	}
+	if format == FormatGraphalytics {
+		base := strings.TrimSuffix(path, ".gz")
+		if ext := filepath.Ext(base); ext == ".v" || ext == ".e" {
+			path = strings.TrimSuffix(base, ext) + ".properties"
+		}
+		el, meta, err := readGraphalytics(path, &o)
+		if err != nil {
+			return nil, nil, err
+		}
+		return finish(el, meta, &o)
+	}
+	f, err := openFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	return read(f, path, format, &o)
+}
+
+// Read reads a single-file input (every format but Graphalytics, which
+// spans several files) from r; name is used for the format (unless
+// Options.Format is set) and in error messages. r must not be gzipped.
+func Read(r io.Reader, name string, opts Options) (*Graph, *Meta, error) {
+	o := opts
+	if err := o.Validate(); err != nil {
+		return nil, nil, err
+	}
+	o.EnsureDefaults()
+	format := o.Format
+	if format == "" {
+		format = FormatOf(name)
+	}
+	if format == FormatGraphalytics {
+		return nil, nil, errors.Errorf("csr: %s: Graphalytics datasets span several files; use Open", name)
+	}
+	return read(r, name, format, &o)
+}
+
+func read(r io.Reader, path, format string, o *Options) (*Graph, *Meta, error) {
+	name := filepath.Base(strings.TrimSuffix(path, ".gz"))
+	if i := strings.IndexByte(name, '.'); i > 0 {
+		name = name[:i]
+	}
+	meta := &Meta{Name: name, Path: path, Format: format}
+	var el *EdgeList
+	var err error
+	switch format {
+	case FormatSNAP, FormatEL, FormatWEL:
+		weighted := format == FormatWEL
+		var src, dst []uint64
+		var w []float64
+		src, dst, w, err = readEdgeText(r, path, weighted, o)
+		if err != nil {
+			return nil, nil, err
+		}
+		el = &EdgeList{Directed: true, Weights: w}
+		if weighted && w == nil {
+			el.Weights = []float64{}
+		}
+		var ids []uint64
+		ids, el.Src, el.Dst, err = densify(path, src, dst, o.Workers)
+		if err != nil {
+			return nil, nil, err
+		}
+		n := uint64(len(ids))
+		if ids == nil && len(src) > 0 {
+			n = uint64(max(maxU64(src), maxU64(dst))) + 1
+		}
+		el.N, el.IDs = uint32(n), ids
+		meta.InputEdges = uint64(len(src))
+	case FormatMTX:
+		el, err = readMTX(r, path, o, meta)
+	case FormatBinary:
+		el, err = readBinary(r, path, o, meta)
+	default:
+		return nil, nil, errors.Errorf("csr: %s: format %q cannot be read from a stream", path, format)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return finish(el, meta, o)
+}
+
+func maxU64(a []uint64) uint64 {
+	var m uint64
+	for _, x := range a {
+		m = max(m, x)
+	}
+	return m
+}
+
+func finish(el *EdgeList, meta *Meta, o *Options) (*Graph, *Meta, error) {
+	g, st, err := build(el, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	meta.Directed = g.Directed
+	meta.Weighted = g.Weights != nil
+	meta.DroppedSelfLoops = st.selfLoops
+	meta.DroppedDuplicates = st.duplicates
+	return g, meta, nil
+}
+
+// FormatOf returns the input format implied by a file name.
+func FormatOf(path string) string {
+	base := strings.ToLower(strings.TrimSuffix(path, ".gz"))
+	switch filepath.Ext(base) {
+	case ".properties", ".v", ".e":
+		return FormatGraphalytics
+	case ".mtx":
+		return FormatMTX
+	case ".el":
+		return FormatEL
+	case ".wel":
+		return FormatWEL
+	case ".bel":
+		return FormatBinary
+	}
+	return FormatSNAP
+}
+
+type readCloser struct {
+	io.Reader
+	closers []io.Closer
+}
+
+func (r *readCloser) Close() error {
+	var first error
+	for _, c := range r.closers {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// openFile opens path, gunzipping when the name ends in ".gz" or the content
+// starts with the gzip magic.
+func openFile(path string) (io.ReadCloser, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, errors.Wrap(err, "csr")
+	}
+	br := bufio.NewReaderSize(f, 1<<16)
+	magic, _ := br.Peek(2)
+	if strings.HasSuffix(path, ".gz") || (len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			f.Close()
+			return nil, errors.WithStack(&InputError{File: path, Offset: -1, Msg: "not a valid gzip file: " + err.Error()})
+		}
+		return &readCloser{Reader: gzErrReader{zr, path}, closers: []io.Closer{zr, f}}, nil
+	}
+	return &readCloser{Reader: br, closers: []io.Closer{f}}, nil
+}
+
+// gzErrReader turns decompression failures into InputErrors.
+type gzErrReader struct {
+	r    io.Reader
+	file string
+}
+
+func (g gzErrReader) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = errors.WithStack(&InputError{File: g.file, Offset: -1, Msg: "corrupt gzip data: " + err.Error()})
+	}
+	return n, err
+}

@@ -1,0 +1,319 @@
+package launch
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dmg-hpc/dmg/algo"
+	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/rank"
+	"github.com/dmg-hpc/dmg/verbs"
+	"github.com/dmg-hpc/dmg/verbs/fabric"
+	"github.com/dmg-hpc/dmg/verbs/memfab"
+	"github.com/dustin/go-humanize"
+	"github.com/pkg/errors"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// DefaultGraph is the built-in graph of `make demo` and of a run without
+// --graph: a Graph500 Kronecker graph with 2^16 vertices and 2^20 edges.
+const DefaultGraph = "kron:16"
+
+// runFlags are the flags of a run.
+type runFlags struct {
+	algo       string
+	graph      string
+	out        string
+	verify     bool
+	source     int64
+	iterations int
+	damping    float64
+	workers    int
+	batch      int
+	mnMem      string
+	fabric     string
+	timeout    time.Duration
+	seed       uint64
+	undirected bool
+	dense      float64
+	alpha      float64
+	fs         *pflag.FlagSet
+}
+
+func (r *runFlags) register(fs *pflag.FlagSet) {
+	r.fs = fs
+	fs.StringVar(&r.algo, "algo", "", "algorithm: "+strings.Join(rank.Algorithms, ", "))
+	fs.StringVar(&r.graph, "graph", DefaultGraph, "graph: a file (.properties of LDBC Graphalytics, SNAP .txt, .el, .wel, .mtx, binary; .gz read transparently) or a generator kron:SCALE[:EF], uniform:N:M")
+	fs.StringVar(&r.out, "out", "", "write the vertex results to `FILE` in Graphalytics format (id value)")
+	fs.BoolVar(&r.verify, "verify", false, "check the result with the serial verifier on rank 0; a mismatch fails the run")
+	fs.Int64Var(&r.source, "source", 0, "BFS/SSSP source vertex (external id; default: the Graphalytics properties, else the first vertex)")
+	fs.IntVar(&r.iterations, "iterations", 0, "PageRank iterations (default: the properties, else 20)")
+	fs.Float64Var(&r.damping, "damping", 0, "PageRank damping factor (default: the properties, else 0.85)")
+	fs.IntVar(&r.workers, "workers", 0, "worker goroutines per compute node (default: its cores)")
+	fs.IntVar(&r.batch, "batch", 256, "vertices per batch claimed by a worker")
+	fs.StringVar(&r.mnMem, "mn-mem", "", "pool size of each memory node, e.g. 8GiB (default: what the graph needs plus 1 MiB)")
+	fs.StringVar(&r.fabric, "fabric", "", "libfabric provider: shm, tcp, verbs, efa, cxi, ... (default: shm on one host, else tcp)")
+	fs.DurationVar(&r.timeout, "timeout", verbs.DefaultTimeout, "how long to wait for a fabric completion before failing")
+	fs.Uint64Var(&r.seed, "seed", 1, "seed of the generators and synthetic weights")
+	fs.BoolVar(&r.undirected, "undirected", false, "treat the input as undirected (store every edge both ways)")
+	fs.Float64Var(&r.dense, "dense-threshold", 20, "an iteration is dense when its active edges exceed |E|/`D`")
+	fs.Float64Var(&r.alpha, "alpha", 0, "vertex weight α of stage-1 partitioning, α·|V_i|+|E_i| (default 8·(CNs−1))")
+}
+
+func runCmd(opts *Options, run func(body) int) *cobra.Command {
+	rf := &runFlags{}
+	c := &cobra.Command{
+		Use:   "run",
+		Short: "run an algorithm (pagerank, bfs, wcc, sssp) on a graph stored on the memory nodes",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return codeErr(run(func(j *Job) error { return runJobBody(j, rf) }))
+		},
+	}
+	rf.register(c.Flags())
+	return c
+}
+
+func (r *runFlags) jobConfig(j *Job) (rank.JobConfig, error) {
+	cfg := rank.JobConfig{
+		Algo: r.algo, Graph: r.graph,
+		Csr:        csr.Options{Seed: r.seed, Undirected: r.undirected},
+		Source:     uint64(r.source),
+		HasSource:  r.fs.Changed("source"),
+		Iterations: r.iterations, Damping: r.damping, Alpha: r.alpha,
+		Engine: rank.Config{Workers: r.workers, Batch: r.batch, DenseDivisor: r.dense, Agree: j.Agree, Logf: j.Logf},
+	}
+	if r.algo == "" {
+		return cfg, BadInputf("launch: --algo is required; one of %s", strings.Join(rank.Algorithms, ", "))
+	}
+	if r.mnMem != "" {
+		b, err := humanize.ParseBytes(r.mnMem)
+		if err != nil {
+			return cfg, BadInputf("launch: --mn-mem %q is not a size like 8GiB", r.mnMem)
+		}
+		cfg.MNMem = b
+	}
+	if r.batch < 1 || r.workers < 0 || r.dense <= 0 || r.alpha < 0 || r.timeout <= 0 {
+		return cfg, BadInputf("launch: --batch ≥ 1, --workers ≥ 0, --dense-threshold > 0, --alpha ≥ 0 and --timeout > 0 are required")
+	}
+	if r.out != "" {
+		cfg.PreCheck = func() error { return checkWritable(r.out) }
+	}
+	vc := verbs.Config{Timeout: r.timeout, Provider: r.fabric}
+	cfg.Open = func(c verbs.Config) (verbs.Network, error) {
+		c.Timeout, c.Provider = vc.Timeout, vc.Provider
+		if j.Opts.Local {
+			return memfab.Open(j.cluster, j.World, c)
+		}
+		return fabric.Open(j.World, c)
+	}
+	return cfg, nil
+}
+
+// checkWritable fails unless a file can be created beside path.
+func checkWritable(path string) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return BadInputf("launch: --out %s: directory %s does not exist", path, dir)
+	}
+	f, err := os.CreateTemp(dir, ".dmg-write-check-*")
+	if err != nil {
+		return BadInputf("launch: --out %s: cannot write in %s: %v", path, dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
+
+func runJobBody(j *Job, rf *runFlags) error {
+	cfg, err := rf.jobConfig(j)
+	if err != nil {
+		return err
+	}
+	out, err := rank.Execute(j.World, cfg)
+	if err != nil {
+		return err
+	}
+	rep := newRunReport(j, out)
+	var verr error
+	if j.IsRoot() {
+		if rf.out != "" {
+			verr = writeValues(rf.out, out)
+		}
+		if verr == nil && rf.verify {
+			verr = verifyOutcome(out)
+			rep.Verified = verr == nil
+		}
+	}
+	if err := j.Agree(verr); err != nil {
+		return err
+	}
+	if !j.IsRoot() {
+		return nil
+	}
+	rep.print(j)
+	return writeJSON(j, rep)
+}
+
+// values decodes the engine's words for the program's kind.
+func floatValues(v []uint64) []float64 {
+	f := make([]float64, len(v))
+	for i, x := range v {
+		f[i] = math.Float64frombits(x)
+	}
+	return f
+}
+
+func intValues(v []uint64) []int64 {
+	f := make([]int64, len(v))
+	for i, x := range v {
+		f[i] = int64(x)
+	}
+	return f
+}
+
+func writeValues(path string, out *rank.Outcome) error {
+	g, v := out.Graph, out.Result.Values
+	var err error
+	switch out.Program.Name {
+	case "pagerank", "sssp":
+		err = algo.WriteOutput(path, g, floatValues(v))
+	case "bfs":
+		err = algo.WriteOutput(path, g, intValues(v))
+	default: // wcc: label by the external id of the component's least vertex
+		labels := make([]uint64, len(v))
+		for i, l := range v {
+			labels[i] = g.ExternalID(uint32(l))
+		}
+		err = algo.WriteOutput(path, g, labels)
+	}
+	return errors.Wrapf(err, "launch: writing --out %s", path)
+}
+
+func verifyOutcome(out *rank.Outcome) error {
+	g, v, p := out.Graph, out.Result.Values, out.Program
+	var err error
+	switch p.Name {
+	case "pagerank":
+		err = algo.VerifyPageRank(g, p.Iterations, out.Damping, floatValues(v))
+	case "bfs":
+		err = algo.VerifyBFS(g, out.Source, intValues(v))
+	case "wcc":
+		err = algo.VerifyWCC(g, v)
+	case "sssp":
+		err = algo.VerifySSSP(g, out.Source, floatValues(v))
+	}
+	return errors.Wrap(err, "launch: --verify failed")
+}
+
+// runReport is the report of a run, human and --json.
+type runReport struct {
+	Algo  string `json:"algo"`
+	Graph struct {
+		Name     string `json:"name"`
+		Vertices uint64 `json:"vertices"`
+		Edges    uint64 `json:"edges"`
+	} `json:"graph"`
+	Roles struct {
+		CN int `json:"cn"`
+		MN int `json:"mn"`
+	} `json:"roles"`
+	Mode    string `json:"mode"`
+	Fabric  string `json:"fabric"`
+	Workers int    `json:"workers"`
+	Times   struct {
+		Load      float64 `json:"load_s"`
+		Partition float64 `json:"partition_s"`
+		Compute   float64 `json:"compute_s"`
+		Total     float64 `json:"total_s"`
+	} `json:"times"`
+	Balance struct {
+		Imbalance float64 `json:"imbalance"`
+	} `json:"balance"`
+	Iterations      []rank.IterStats `json:"iterations"`
+	Verbs           verbsReport      `json:"verbs"`
+	EdgesPerSecond  float64          `json:"edges_per_s"`
+	RemoteOpsPerE   float64          `json:"remote_ops_per_edge"`
+	CNCacheBytesMax uint64           `json:"cn_cache_bytes_max"`
+	MNPoolBytes     []uint64         `json:"mn_pool_bytes"`
+	MNUsedBytes     []uint64         `json:"mn_used_bytes"`
+	Verified        bool             `json:"verified"`
+}
+
+type verbsReport struct {
+	Reads        uint64 `json:"reads"`
+	Writes       uint64 `json:"writes"`
+	Atomics      uint64 `json:"atomics"`
+	BytesRead    uint64 `json:"bytes_read"`
+	BytesWritten uint64 `json:"bytes_written"`
+	Doorbells    uint64 `json:"doorbells"`
+	RoundTrips   uint64 `json:"round_trips"`
+}
+
+func newRunReport(j *Job, out *rank.Outcome) *runReport {
+	r := &runReport{Algo: out.Program.Name, Mode: "dmg", Fabric: out.Provider}
+	r.Graph.Name, r.Graph.Vertices, r.Graph.Edges = out.Meta.Name, out.Vertices, out.Edges
+	r.Roles.CN, r.Roles.MN = j.Roles.CN, j.Roles.MN
+	r.Workers = out.Workers
+	r.Times.Load, r.Times.Partition, r.Times.Compute = out.LoadS, out.PartS, out.ComputeS
+	r.Times.Total = time.Since(j.Start).Seconds()
+	r.Balance.Imbalance = out.Imbalance
+	r.Iterations = out.Result.Iterations
+	c := out.Result.Verbs
+	r.Verbs = verbsReport{c.Reads, c.Writes, c.Atomics(), c.BytesRead, c.BytesWritten, c.Doorbells, c.RoundTrips}
+	var edges uint64
+	for _, it := range r.Iterations {
+		edges += it.ActiveEdges
+	}
+	if out.ComputeS > 0 {
+		r.EdgesPerSecond = float64(edges) / out.ComputeS
+	}
+	if edges > 0 {
+		r.RemoteOpsPerE = float64(c.Ops()) / float64(edges)
+	}
+	r.CNCacheBytesMax = out.Result.MaxCacheBytes
+	r.MNPoolBytes, r.MNUsedBytes = out.MNPool, out.MNUsed
+	return r
+}
+
+func hb(n uint64) string { return humanize.IBytes(n) }
+func hn(n uint64) string { return humanize.SIWithDigits(float64(n), 1, "") }
+
+func (r *runReport) print(j *Job) {
+	w := j.Out
+	fmt.Fprintf(w, "DMG %s on %s: %s vertices, %s edges; cn:%d,mn:%d over %s\n",
+		r.Algo, r.Graph.Name, humanize.Comma(int64(r.Graph.Vertices)), humanize.Comma(int64(r.Graph.Edges)), r.Roles.CN, r.Roles.MN, r.Fabric)
+	fmt.Fprintf(w, "load %.3fs (%s edges/s)  partition %.4fs (imbalance %.3f)  compute %.3fs (%s edges/s)  total %.3fs\n",
+		r.Times.Load, hn(uint64(float64(r.Graph.Edges)/max(r.Times.Load, 1e-9))), r.Times.Partition, r.Balance.Imbalance,
+		r.Times.Compute, hn(uint64(r.EdgesPerSecond)), r.Times.Total)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "iter\tmode\tactive V\tactive E\treads\twrites\tatomics\tbytes\tseconds\t")
+	for i, it := range r.Iterations {
+		mode := "sparse"
+		if it.Dense {
+			mode = "dense"
+		}
+		v := it.Verbs
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t\n", i, mode, hn(it.ActiveVertices), hn(it.ActiveEdges),
+			hn(v.Reads), hn(v.Writes), hn(v.Atomics()), hb(v.Bytes()), it.Seconds)
+	}
+	tw.Flush()
+	v := r.Verbs
+	fmt.Fprintf(w, "verbs: %s reads, %s writes, %s atomics, %s read, %s written, %s doorbells, %s round trips; %.3f remote ops per edge\n",
+		hn(v.Reads), hn(v.Writes), hn(v.Atomics), hb(v.BytesRead), hb(v.BytesWritten), hn(v.Doorbells), hn(v.RoundTrips), r.RemoteOpsPerE)
+	pools := make([]string, len(r.MNPoolBytes))
+	for i, p := range r.MNPoolBytes {
+		pools[i] = fmt.Sprintf("%s/%s", hb(r.MNUsedBytes[i]), hb(p))
+	}
+	fmt.Fprintf(w, "memory: CN cache %s max per CN; MN used/pool %s\n", hb(r.CNCacheBytesMax), strings.Join(pools, ", "))
+	if r.Verified {
+		fmt.Fprintln(w, "verified: the serial verifier accepts the result")
+	}
+}

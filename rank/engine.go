@@ -1,0 +1,526 @@
+package rank
+
+import (
+	"encoding/binary"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dmg-hpc/dmg/algo"
+	"github.com/dmg-hpc/dmg/spmd"
+	"github.com/dmg-hpc/dmg/verbs"
+	"github.com/pkg/errors"
+)
+
+// Config is how the engine runs a program.
+type Config struct {
+	Program *algo.Program
+	// Workers per CN; 0 means the CN's cores.
+	Workers int
+	// Batch is the number of consecutive vertices a worker claims at once.
+	Batch int
+	// DenseDivisor classifies an iteration as dense when its active edges
+	// exceed |E|/DenseDivisor (Ligra's 20 by default).
+	DenseDivisor float64
+	// Agree is the job's phase boundary (launch.Job.Agree): every rank
+	// passes its error and all continue or all stop. It must synchronise
+	// like a barrier; nil means a plain all-reduce of the failure flags.
+	Agree func(error) error
+	// Logf logs progress (may be nil).
+	Logf func(format string, args ...any)
+}
+
+// EnsureDefaults fills zero fields.
+func (c *Config) EnsureDefaults() {
+	if c.Workers <= 0 {
+		c.Workers = runtime.NumCPU()
+	}
+	if c.Batch <= 0 {
+		c.Batch = 256
+	}
+	if c.DenseDivisor <= 0 {
+		c.DenseDivisor = 20
+	}
+	if c.Logf == nil {
+		c.Logf = func(string, ...any) {}
+	}
+}
+
+// barrierAgree is the phase boundary used when the caller gives none: an
+// all-reduce of the failure flags, so it is also a barrier.
+func barrierAgree(w *spmd.World) func(error) error {
+	return func(err error) error {
+		f := []int64{0}
+		if err != nil {
+			f[0] = 1
+		}
+		if rerr := w.Comm.AllReduceInt64(f, spmd.Max); rerr != nil {
+			return rerr
+		}
+		if err != nil {
+			return err
+		}
+		if f[0] != 0 {
+			return errors.New("rank: another rank failed")
+		}
+		return nil
+	}
+}
+
+// IterStats is one iteration, summed over the job.
+type IterStats struct {
+	Dense          bool           `json:"dense"`
+	ActiveVertices uint64         `json:"active_vertices"`
+	ActiveEdges    uint64         `json:"active_edges"`
+	Seconds        float64        `json:"seconds"`
+	Verbs          verbs.Counters `json:"verbs"`
+}
+
+// Result is what a run produced.
+type Result struct {
+	Iterations []IterStats
+	// Values holds every vertex's final value, on world rank 0 only.
+	Values []uint64
+	// Verbs are the job's fabric operations during compute, summed.
+	Verbs verbs.Counters
+	// VerbsByRank are this CN's operations (zero on MNs).
+	Local verbs.Counters
+	// CacheBytes is this CN's local state: values, accumulators, degrees,
+	// activity flags of its own chunk (0 on MNs).
+	CacheBytes uint64
+	// MaxCacheBytes is the largest CacheBytes over the CNs.
+	MaxCacheBytes  uint64
+	ComputeSeconds float64
+}
+
+// Run executes cfg.Program on every rank of w: CNs compute over their chunk
+// [chunks[i], chunks[i+1]) of the graph stored in st; MNs take part in the
+// collectives while their pools serve the fabric. degrees are the
+// out-degrees of this CN's chunk (nil on MNs).
+func Run(w *spmd.World, net verbs.Network, st *Store, chunks []uint32, degrees []uint64, cfg Config) (*Result, error) {
+	cfg.EnsureDefaults()
+	if cfg.Agree == nil {
+		cfg.Agree = barrierAgree(w)
+	}
+	p := cfg.Program
+	e := &engine{w: w, net: net, st: st, cfg: cfg, p: p}
+	if w.Role == spmd.CN {
+		e.lo, e.hi = chunks[w.Index], chunks[w.Index+1]
+		e.deg = degrees
+		if uint32(len(degrees)) != e.hi-e.lo {
+			return nil, errors.Errorf("rank: %d degrees for a chunk of %d vertices", len(degrees), e.hi-e.lo)
+		}
+	}
+	res := &Result{}
+	start := time.Now()
+	err := cfg.Agree(e.init())
+	if err != nil {
+		return nil, err
+	}
+	dangling, err := e.reduceDangling()
+	if err != nil {
+		return nil, err
+	}
+	activeV, activeE, err := e.reduceActive()
+	if err != nil {
+		return nil, err
+	}
+	maxIter := p.Iterations
+	if maxIter == 0 {
+		maxIter = int(st.N) + 1
+	}
+	prev, err := e.jobCounters()
+	if err != nil {
+		return nil, err
+	}
+	for it := 0; it < maxIter && (p.Iterations > 0 || activeV > 0); it++ {
+		t0 := time.Now()
+		dense := float64(activeE) > float64(st.E)/cfg.DenseDivisor
+		itc := &algo.Iteration{N: st.N, Dangling: dangling}
+		if err := cfg.Agree(e.push()); err != nil {
+			return nil, err
+		}
+		if err := cfg.Agree(e.apply(itc)); err != nil {
+			return nil, err
+		}
+		if dangling, err = e.reduceDangling(); err != nil {
+			return nil, err
+		}
+		nextV, nextE, err := e.reduceActive()
+		if err != nil {
+			return nil, err
+		}
+		cur, err := e.jobCounters()
+		if err != nil {
+			return nil, err
+		}
+		s := IterStats{Dense: dense, ActiveVertices: activeV, ActiveEdges: activeE, Seconds: time.Since(t0).Seconds(), Verbs: cur.Sub(prev)}
+		res.Iterations = append(res.Iterations, s)
+		mode := "sparse"
+		if dense {
+			mode = "dense"
+		}
+		cfg.Logf("iter %d %s %d active vertices, %d active edges, %d remote ops, %.3fs", it, mode, activeV, activeE, s.Verbs.Ops(), s.Seconds)
+		prev, activeV, activeE = cur, nextV, nextE
+	}
+	res.ComputeSeconds = time.Since(start).Seconds()
+	if res.Verbs, err = e.jobCounters(); err != nil {
+		return nil, err
+	}
+	res.Local = e.localCounters()
+	res.CacheBytes = e.cacheBytes()
+	mx := []int64{int64(res.CacheBytes)}
+	if err := w.Comm.AllReduceInt64(mx, spmd.Max); err != nil {
+		return nil, err
+	}
+	res.MaxCacheBytes = uint64(mx[0])
+	// Rank 0 gathers the values from DM for the output.
+	var gather error
+	if w.Rank() == 0 {
+		res.Values = make([]uint64, st.N)
+		gather = st.readWords(e.eps[0], st.ValueAddr, 0, res.Values)
+	}
+	if err := cfg.Agree(gather); err != nil {
+		return nil, err
+	}
+	return res, e.close()
+}
+
+type engine struct {
+	w      *spmd.World
+	net    verbs.Network
+	st     *Store
+	cfg    Config
+	p      *algo.Program
+	lo, hi uint32
+	deg    []uint64
+	val    []uint64 // current values of the own chunk
+	acc    []uint64 // accumulators of the next iteration (the CN cache)
+	active []bool
+	eps    []verbs.Endpoint
+}
+
+func (e *engine) isCN() bool { return e.w.Role == spmd.CN }
+
+func (e *engine) init() error {
+	if !e.isCN() {
+		return nil
+	}
+	n := e.hi - e.lo
+	e.val, e.acc, e.active = make([]uint64, n), make([]uint64, n), make([]bool, n)
+	for i := range n {
+		e.val[i], e.active[i] = e.p.Init(e.lo+i, e.st.N)
+		e.acc[i] = e.p.Identity
+	}
+	for range e.cfg.Workers {
+		ep, err := e.net.NewEndpoint()
+		if err != nil {
+			return err
+		}
+		if _, ok := ep.(verbs.Atomics); !ok {
+			return errors.Errorf("rank: the %s fabric has no remote atomics", e.net.Provider())
+		}
+		e.eps = append(e.eps, ep)
+	}
+	if err := e.st.writeWords(e.eps[0], e.st.ValueAddr, e.lo, e.val); err != nil {
+		return err
+	}
+	return e.st.writeWords(e.eps[0], e.st.InboxAddr, e.lo, e.acc)
+}
+
+func (e *engine) close() error {
+	var first error
+	for _, ep := range e.eps {
+		if err := ep.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (e *engine) cacheBytes() uint64 {
+	if !e.isCN() {
+		return 0
+	}
+	n := uint64(e.hi - e.lo)
+	return n * (8 + 8 + 8 + 1)
+}
+
+func (e *engine) localCounters() verbs.Counters {
+	var c verbs.Counters
+	for _, ep := range e.eps {
+		c.Add(ep.Counters())
+	}
+	return c
+}
+
+func (e *engine) jobCounters() (verbs.Counters, error) {
+	v := e.localCounters().Int64s()
+	if err := e.w.Comm.AllReduceInt64(v, spmd.Sum); err != nil {
+		return verbs.Counters{}, err
+	}
+	return verbs.CountersFromInt64s(v), nil
+}
+
+// reduceActive sums the active vertices and their out-edges over the job.
+func (e *engine) reduceActive() (uint64, uint64, error) {
+	v := []int64{0, 0}
+	for i, a := range e.active {
+		if a {
+			v[0]++
+			v[1] += int64(e.deg[i])
+		}
+	}
+	if err := e.w.Comm.AllReduceInt64(v, spmd.Sum); err != nil {
+		return 0, 0, err
+	}
+	return uint64(v[0]), uint64(v[1]), nil
+}
+
+// reduceDangling sums the (float) values of vertices without out-edges.
+func (e *engine) reduceDangling() (float64, error) {
+	v := []float64{0}
+	if e.p.Float {
+		for i, d := range e.deg {
+			if d == 0 {
+				v[0] += math.Float64frombits(e.val[i])
+			}
+		}
+	}
+	if err := e.w.Comm.AllReduceFloat64(v, spmd.Sum); err != nil {
+		return 0, err
+	}
+	return v[0], nil
+}
+
+// batch is a run of consecutive own vertices on one MN.
+type batch struct{ span }
+
+func (e *engine) batches() []batch {
+	var out []batch
+	for _, sp := range e.st.spans(e.lo, e.hi) {
+		for a := sp.lo; a < sp.hi; a += uint32(e.cfg.Batch) {
+			out = append(out, batch{span{sp.mn, a, min(sp.hi, a+uint32(e.cfg.Batch))}})
+		}
+	}
+	return out
+}
+
+// push runs the edge function over every active vertex of the own chunk:
+// workers claim batches dynamically.
+func (e *engine) push() error {
+	if !e.isCN() {
+		return nil
+	}
+	bs := e.batches()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, len(e.eps))
+	for wi, ep := range e.eps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wk := newWorker(e, ep)
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(bs) {
+					return
+				}
+				if err := wk.process(bs[i]); err != nil {
+					errs[wi] = err
+					next.Store(int64(len(bs))) // stop the others early
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// apply folds the remote updates from the inbox into the cache, applies the
+// program, writes the new values back and resets the inbox.
+func (e *engine) apply(it *algo.Iteration) error {
+	if !e.isCN() {
+		return nil
+	}
+	ep := e.eps[0]
+	inbox := make([]uint64, len(e.acc))
+	if err := e.st.readWords(ep, e.st.InboxAddr, e.lo, inbox); err != nil {
+		return err
+	}
+	for i := range e.acc {
+		a := e.p.Combine(e.acc[i], inbox[i])
+		nv := e.p.Apply(a, e.val[i], it)
+		e.active[i] = e.p.AllActive || nv != e.val[i]
+		e.val[i] = nv
+		e.acc[i] = e.p.Identity
+		inbox[i] = e.p.Identity
+	}
+	if err := e.st.writeWords(ep, e.st.ValueAddr, e.lo, e.val); err != nil {
+		return err
+	}
+	return e.st.writeWords(ep, e.st.InboxAddr, e.lo, inbox)
+}
+
+// worker is one goroutine's state: its endpoint and reusable buffers.
+type worker struct {
+	e       *engine
+	ep      verbs.Endpoint
+	at      verbs.Atomics
+	merger  *verbs.ReadMerger
+	offs    []byte
+	edges   []byte
+	weights []byte
+	remote  map[uint32]uint64
+	pend    []pending
+}
+
+type pending struct {
+	v               uint32
+	cand, old, prev uint64
+}
+
+func newWorker(e *engine, ep verbs.Endpoint) *worker {
+	m, _ := verbs.NewReadMerger(ep, e.net, 4096, 4<<20)
+	return &worker{e: e, ep: ep, at: ep.(verbs.Atomics), merger: m, remote: map[uint32]uint64{}}
+}
+
+func grow(b []byte, n int) []byte {
+	if cap(b) < n {
+		return make([]byte, n)
+	}
+	return b[:n]
+}
+
+func (wk *worker) process(b batch) error {
+	e := wk.e
+	st := e.st
+	any := false
+	for v := b.lo; v < b.hi; v++ {
+		if e.active[v-e.lo] {
+			any = true
+			break
+		}
+	}
+	if !any {
+		return nil
+	}
+	// Round trip 1: the batch's offsets, one READ.
+	wk.offs = grow(wk.offs, 8*int(b.hi-b.lo+1))
+	if err := wk.ep.Read(wk.offs, st.OffsetAddr(b.mn, b.lo)); err != nil {
+		return err
+	}
+	if err := wk.ep.Flush(); err != nil {
+		return err
+	}
+	off := func(v uint32) uint64 { return binary.LittleEndian.Uint64(wk.offs[8*(v-b.lo):]) }
+	// Round trip 2: the edge lists of the active vertices, merged.
+	first, last := off(b.lo), off(b.hi)
+	wk.edges = grow(wk.edges, 4*int(last-first))
+	if st.Weighted {
+		wk.weights = grow(wk.weights, 8*int(last-first))
+	}
+	for v := b.lo; v < b.hi; v++ {
+		a, z := off(v), off(v+1)
+		if !e.active[v-e.lo] || a == z {
+			continue
+		}
+		if err := wk.merger.Read(wk.edges[4*(a-first):4*(z-first)], st.EdgeAddr(b.mn, a)); err != nil {
+			return err
+		}
+		if st.Weighted {
+			if err := wk.merger.Read(wk.weights[8*(a-first):8*(z-first)], st.WeightAddr(b.mn, a)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := wk.merger.Flush(); err != nil {
+		return err
+	}
+	p := e.p
+	for v := b.lo; v < b.hi; v++ {
+		a, z := off(v), off(v+1)
+		if !e.active[v-e.lo] || a == z {
+			continue
+		}
+		val, deg := e.val[v-e.lo], z-a
+		for k := a; k < z; k++ {
+			dst := binary.LittleEndian.Uint32(wk.edges[4*(k-first):])
+			w := 1.0
+			if st.Weighted {
+				w = math.Float64frombits(binary.LittleEndian.Uint64(wk.weights[8*(k-first):]))
+			}
+			if dst >= st.N {
+				return errors.Errorf("rank: vertex %d has an edge to %d, beyond the %d vertices (corrupt store)", v, dst, st.N)
+			}
+			cand := p.Edge(val, deg, w)
+			if dst >= e.lo && dst < e.hi {
+				reduceLocal(p, &e.acc[dst-e.lo], cand)
+			} else if old, ok := wk.remote[dst]; ok {
+				wk.remote[dst] = p.Combine(old, cand)
+			} else {
+				wk.remote[dst] = cand
+			}
+		}
+	}
+	return wk.flushRemote()
+}
+
+// reduceLocal folds cand into a cached accumulator shared by the workers.
+func reduceLocal(p *algo.Program, a *uint64, cand uint64) {
+	for {
+		old := atomic.LoadUint64(a)
+		nv := p.Combine(old, cand)
+		if nv == old || atomic.CompareAndSwapUint64(a, old, nv) {
+			return
+		}
+	}
+}
+
+// flushRemote applies the combined candidates for other CNs' vertices to
+// their inbox words on the MNs with CAS, in rounds: every round posts one
+// CAS per unfinished vertex as one doorbell batch, and retries those that
+// lost a race with the value they saw.
+func (wk *worker) flushRemote() error {
+	if len(wk.remote) == 0 {
+		return nil
+	}
+	p, st := wk.e.p, wk.e.st
+	wk.pend = wk.pend[:0]
+	for v, c := range wk.remote {
+		wk.pend = append(wk.pend, pending{v: v, cand: c, old: p.Identity})
+		delete(wk.remote, v)
+	}
+	for len(wk.pend) > 0 {
+		for i := range wk.pend {
+			pd := &wk.pend[i]
+			if err := wk.at.CAS64(st.InboxAddr(pd.v), pd.old, p.Combine(pd.old, pd.cand), &pd.prev); err != nil {
+				return err
+			}
+		}
+		if err := wk.ep.Flush(); err != nil {
+			return err
+		}
+		keep := wk.pend[:0]
+		for _, pd := range wk.pend {
+			if pd.prev == pd.old {
+				continue // applied
+			}
+			if p.Reduce == algo.Min && pd.cand >= pd.prev {
+				continue // someone got there with a smaller value
+			}
+			pd.old = pd.prev
+			keep = append(keep, pd)
+		}
+		wk.pend = keep
+	}
+	return nil
+}

@@ -1,0 +1,288 @@
+package rank
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/dmg-hpc/dmg/algo"
+	"github.com/dmg-hpc/dmg/balance"
+	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/spmd"
+	"github.com/dmg-hpc/dmg/verbs"
+	"github.com/pkg/errors"
+)
+
+// ParamError is a bad algorithm parameter (unknown algorithm, a source
+// that is not a vertex, a negative weight for SSSP, a pool too small): the
+// user's input, exit status 2.
+type ParamError struct{ Msg string }
+
+func (e *ParamError) Error() string  { return "rank: " + e.Msg }
+func (e *ParamError) BadInput() bool { return true }
+
+func paramErrorf(format string, args ...any) error {
+	return &ParamError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// Algorithms are the kernels Execute knows.
+var Algorithms = []string{"pagerank", "bfs", "wcc", "sssp"}
+
+// JobConfig is one run of one algorithm on one graph.
+type JobConfig struct {
+	Algo  string
+	Graph string
+	Csr   csr.Options
+	// Source is the external id of the BFS/SSSP source; HasSource says
+	// whether it was given (else the Graphalytics properties, else the first
+	// vertex).
+	Source    uint64
+	HasSource bool
+	// Iterations and Damping of PageRank; 0 takes the properties' or the
+	// Graphalytics defaults (20, 0.85).
+	Iterations int
+	Damping    float64
+	// Alpha weighs vertices against edges in stage-1 partitioning
+	// (0: balance.DefaultAlpha).
+	Alpha float64
+	// MNMem is each MN's pool size; 0 sizes pools to the graph plus
+	// headroom.
+	MNMem uint64
+	// Open opens the data path (memfab or fabric) with the given config.
+	Open   func(cfg verbs.Config) (verbs.Network, error)
+	Engine Config
+	// PreCheck runs on world rank 0 in the first phase (e.g. that --out is
+	// writable), so bad output paths fail before any work.
+	PreCheck func() error
+}
+
+// Outcome is what Execute reports on each rank.
+type Outcome struct {
+	Program   *algo.Program
+	Meta      *csr.Meta
+	Vertices  uint64
+	Edges     uint64
+	Source    uint32 // dense id (BFS, SSSP)
+	Graph     *csr.Graph
+	Result    *Result
+	Chunks    []uint32
+	Imbalance float64
+	MNPool    []uint64 // pool bytes per MN
+	MNUsed    []uint64 // bytes of graph and attributes per MN
+	Provider  string
+	Damping   float64 // PageRank
+	Workers   int     // per CN
+	LoadS     float64
+	PartS     float64
+	ComputeS  float64
+}
+
+// poolHeadroom is added to a pool sized from the graph.
+const poolHeadroom = 1 << 20
+
+// Execute runs one job on every rank: read or generate the graph, cut it
+// into chunks, open the fabric with pools sized for it, load each CN's
+// chunk into DM, run the kernel. Every phase ends with cfg.Engine.Agree.
+// The returned Outcome keeps the graph on world rank 0 only (for output and
+// verification).
+func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
+	cfg.Engine.EnsureDefaults()
+	if cfg.Engine.Agree == nil {
+		cfg.Engine.Agree = barrierAgree(w)
+	}
+	agree := cfg.Engine.Agree
+	out := &Outcome{}
+	t0 := time.Now()
+
+	// Phase 1: the graph and the program (every rank, same result).
+	g, prog, err := prepare(&cfg, out)
+	if err == nil && cfg.PreCheck != nil && w.Rank() == 0 {
+		err = cfg.PreCheck()
+	}
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	out.Program, out.Vertices, out.Edges = prog, uint64(g.N), g.NumEdges()
+	out.Workers = cfg.Engine.Workers
+	loadRead := time.Since(t0)
+
+	// Phase 2: stage-1 partitioning, cross-checked across ranks.
+	t1 := time.Now()
+	deg := balance.DegreesFromOffsets(g.Offsets)
+	alpha := cfg.Alpha
+	if alpha == 0 {
+		alpha = balance.DefaultAlpha(w.Roles.CN)
+	}
+	out.Chunks, err = balance.Chunks(deg, w.Roles.CN, alpha)
+	if err == nil {
+		out.Imbalance = balance.Imbalance(deg, out.Chunks, alpha)
+		err = crossCheck(w, out.Chunks)
+	}
+	out.PartS = time.Since(t1).Seconds()
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+
+	// Phase 3: lay out, size pools, open the fabric.
+	t2 := time.Now()
+	st, err := NewStore(g.Offsets, prog.Weighted, w.Roles.MN)
+	if err == nil && cfg.MNMem > 0 {
+		for m, need := range st.Need {
+			if need > cfg.MNMem {
+				err = paramErrorf("the graph needs %d bytes on MN %d but --mn-mem gives each memory node %d; raise --mn-mem or add memory nodes", need, m, cfg.MNMem)
+				break
+			}
+		}
+	}
+	var net verbs.Network
+	if err == nil {
+		pool := uint64(0)
+		if w.Role == spmd.MN {
+			pool = st.Need[w.Index] + poolHeadroom
+			if cfg.MNMem > 0 {
+				pool = cfg.MNMem
+			}
+		}
+		net, err = cfg.Open(verbs.Config{PoolBytes: pool})
+	}
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			net.Close()
+		}
+	}()
+	out.Provider = net.Provider()
+	out.MNUsed = st.Need
+	for m := range w.Roles.MN {
+		out.MNPool = append(out.MNPool, net.PoolSize(m))
+	}
+
+	// Phase 4: every CN writes its chunk.
+	var degrees []uint64
+	err = st.Check(net)
+	if err == nil && w.Role == spmd.CN {
+		lo, hi := out.Chunks[w.Index], out.Chunks[w.Index+1]
+		degrees = deg[lo:hi]
+		var ep verbs.Endpoint
+		if ep, err = net.NewEndpoint(); err == nil {
+			err = st.Load(ep, g, lo, hi)
+			if cerr := ep.Close(); err == nil {
+				err = cerr
+			}
+		}
+	}
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	out.LoadS = loadRead.Seconds() + time.Since(t2).Seconds()
+	if w.Rank() == 0 {
+		out.Graph = g
+	}
+	g = nil // the CNs compute from DM only
+
+	// Phase 5: compute.
+	ecfg := cfg.Engine
+	ecfg.Program = prog
+	res, err := Run(w, net, st, out.Chunks, degrees, ecfg)
+	if err != nil {
+		return nil, err
+	}
+	out.Result, out.ComputeS = res, res.ComputeSeconds
+	closed = true
+	return out, agree(net.Close())
+}
+
+// prepare reads the graph with the options the algorithm needs and builds
+// its program.
+func prepare(cfg *JobConfig, out *Outcome) (*csr.Graph, *algo.Program, error) {
+	name := strings.ToLower(cfg.Algo)
+	opts := cfg.Csr
+	switch name {
+	case "wcc":
+		opts.Undirected = true
+	case "sssp":
+		opts.Weighted = true
+	case "pagerank", "pr", "bfs":
+	default:
+		return nil, nil, paramErrorf("unknown algorithm %q; expected one of %s", cfg.Algo, strings.Join(Algorithms, ", "))
+	}
+	g, meta, err := csr.Open(cfg.Graph, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	out.Meta = meta
+	src := func(has bool, ext uint64) (uint32, error) {
+		if cfg.HasSource {
+			has, ext = true, cfg.Source
+		}
+		if !has {
+			return 0, nil // the first vertex
+		}
+		v, ok := g.DenseID(ext)
+		if !ok {
+			return 0, paramErrorf("source vertex %d is not a vertex of %s", ext, cfg.Graph)
+		}
+		return v, nil
+	}
+	switch name {
+	case "pagerank", "pr":
+		it, d := cfg.Iterations, cfg.Damping
+		if it == 0 {
+			it = 20
+			if meta.HasPR {
+				it = meta.PRIterations
+			}
+		}
+		if d == 0 {
+			d = 0.85
+			if meta.HasPR {
+				d = meta.PRDamping
+			}
+		}
+		if it < 1 || d <= 0 || d >= 1 {
+			return nil, nil, paramErrorf("PageRank needs iterations ≥ 1 and 0 < damping < 1, got %d and %g", it, d)
+		}
+		out.Damping = d
+		return g, algo.PageRankProgram(it, d), nil
+	case "bfs":
+		s, err := src(meta.HasBFSSource, meta.BFSSource)
+		out.Source = s
+		return g, algo.BFSProgram(s), err
+	case "wcc":
+		return g, algo.WCCProgram(), nil
+	default: // sssp
+		for i, wt := range g.Weights {
+			if wt < 0 || math.IsNaN(wt) {
+				return nil, nil, paramErrorf("SSSP needs non-negative weights; edge %d of %s has weight %g", i, cfg.Graph, wt)
+			}
+		}
+		s, err := src(meta.HasSSSPSource, meta.SSSPSource)
+		out.Source = s
+		return g, algo.SSSPProgram(s), err
+	}
+}
+
+// crossCheck verifies every rank computed the same chunk boundaries.
+func crossCheck(w *spmd.World, chunks []uint32) error {
+	h := fnv.New64a()
+	for _, c := range chunks {
+		fmt.Fprintf(h, "%d,", c)
+	}
+	sum := int64(h.Sum64() >> 1)
+	lo, hi := []int64{sum}, []int64{sum}
+	if err := w.Comm.AllReduceInt64(lo, spmd.Min); err != nil {
+		return err
+	}
+	if err := w.Comm.AllReduceInt64(hi, spmd.Max); err != nil {
+		return err
+	}
+	if lo[0] != hi[0] {
+		return errors.New("rank: ranks disagree on the chunk boundaries (different inputs on different nodes?)")
+	}
+	return nil
+}

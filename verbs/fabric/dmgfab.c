@@ -1,0 +1,445 @@
+#include "dmgfab.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+uint32_t dmg_fi_version(void) { return FI_VERSION(1, 9); }
+
+struct dmg_fab {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+};
+
+struct dmg_mn {
+	dmg_fab *f;
+	void *pool;
+	size_t maplen;
+	struct fid_mr *mr;
+	struct fid_ep *ep;
+	struct fid_cq *cq;
+	struct fid_av *av;
+	volatile int stop;
+	volatile int paused;
+};
+
+struct dmg_ep {
+	dmg_fab *f;
+	struct fid_ep *ep;
+	struct fid_cq *cq;
+	struct fid_av *av;
+	fi_addr_t *peers;
+	int npeers;
+	char *stage;
+	uint64_t stagelen;
+	struct fid_mr *mr;
+	void *desc;
+	dmg_op *ops;
+	struct fi_context2 *ctx;
+	uint8_t *done;
+	int nops;
+	int posted, completed; // in the current batch
+};
+
+static void seterr(char *err, size_t errlen, const char *what, int ret) {
+	snprintf(err, errlen, "%s: %s (%d)", what, fi_strerror(ret < 0 ? -ret : ret), ret);
+}
+
+static int64_t now_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void nap(long ns) {
+	struct timespec ts = {0, ns};
+	nanosleep(&ts, NULL);
+}
+
+static struct fi_info *hints_for(const char *prov) {
+	struct fi_info *h = fi_allocinfo();
+	if (!h) return NULL;
+	h->caps = FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+	h->ep_attr->type = FI_EP_RDM;
+	h->mode = FI_CONTEXT | FI_CONTEXT2;
+	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+	h->domain_attr->threading = FI_THREAD_SAFE;
+	h->tx_attr->op_flags = FI_COMPLETION;
+	if (prov) h->fabric_attr->prov_name = strdup(prov);
+	return h;
+}
+
+int dmg_list_providers(char *buf, size_t len, int with_caps) {
+	struct fi_info *h = with_caps ? hints_for(NULL) : NULL;
+	struct fi_info *list = NULL;
+	int ret = fi_getinfo(dmg_fi_version(), NULL, NULL, 0, h, &list);
+	if (h) fi_freeinfo(h);
+	buf[0] = 0;
+	if (ret) return ret;
+	size_t used = 0;
+	for (struct fi_info *i = list; i; i = i->next) {
+		const char *p = i->fabric_attr->prov_name;
+		// Skip duplicates (one entry per domain/address format).
+		int dup = 0;
+		for (struct fi_info *j = list; j != i; j = j->next)
+			if (strcmp(j->fabric_attr->prov_name, p) == 0) { dup = 1; break; }
+		if (dup) continue;
+		int n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", p);
+		if (n < 0 || (size_t)n >= len - used) break;
+		used += n;
+	}
+	fi_freeinfo(list);
+	return 0;
+}
+
+int dmg_fab_open(const char *prov, dmg_fab **out, char *err, size_t errlen) {
+	dmg_fab *f = calloc(1, sizeof *f);
+	if (!f) return -FI_ENOMEM;
+	struct fi_info *h = hints_for(prov);
+	if (!h) { free(f); return -FI_ENOMEM; }
+	int ret = fi_getinfo(dmg_fi_version(), NULL, NULL, 0, h, &f->info);
+	fi_freeinfo(h);
+	if (ret) { seterr(err, errlen, "fi_getinfo", ret); free(f); return ret; }
+	ret = fi_fabric(f->info->fabric_attr, &f->fabric, NULL);
+	if (ret) { seterr(err, errlen, "fi_fabric", ret); dmg_fab_close(f); return ret; }
+	ret = fi_domain(f->fabric, f->info, &f->domain, NULL);
+	if (ret) { seterr(err, errlen, "fi_domain", ret); dmg_fab_close(f); return ret; }
+	*out = f;
+	return 0;
+}
+
+void dmg_fab_close(dmg_fab *f) {
+	if (!f) return;
+	if (f->domain) fi_close(&f->domain->fid);
+	if (f->fabric) fi_close(&f->fabric->fid);
+	if (f->info) fi_freeinfo(f->info);
+	free(f);
+}
+
+const char *dmg_fab_prov_name(dmg_fab *f) { return f->info->fabric_attr->prov_name; }
+const char *dmg_fab_domain_name(dmg_fab *f) { return f->info->domain_attr->name; }
+int dmg_fab_virt_addr(dmg_fab *f) { return (f->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0; }
+uint64_t dmg_fab_max_msg(dmg_fab *f) { return f->info->ep_attr->max_msg_size; }
+
+// open_ep creates an endpoint with its CQ and AV, bound but not enabled.
+static int open_ep(dmg_fab *f, struct fid_ep **ep, struct fid_cq **cq, struct fid_av **av, char *err, size_t errlen) {
+	struct fi_cq_attr cqa = {0};
+	cqa.format = FI_CQ_FORMAT_CONTEXT;
+	cqa.wait_obj = FI_WAIT_NONE;
+	int ret = fi_cq_open(f->domain, &cqa, cq, NULL);
+	if (ret) { seterr(err, errlen, "fi_cq_open", ret); return ret; }
+	struct fi_av_attr ava = {0};
+	ava.type = FI_AV_TABLE;
+	ret = fi_av_open(f->domain, &ava, av, NULL);
+	if (ret) { seterr(err, errlen, "fi_av_open", ret); return ret; }
+	ret = fi_endpoint(f->domain, f->info, ep, NULL);
+	if (ret) { seterr(err, errlen, "fi_endpoint", ret); return ret; }
+	ret = fi_ep_bind(*ep, &(*cq)->fid, FI_TRANSMIT | FI_RECV);
+	if (ret) { seterr(err, errlen, "fi_ep_bind(cq)", ret); return ret; }
+	ret = fi_ep_bind(*ep, &(*av)->fid, 0);
+	if (ret) { seterr(err, errlen, "fi_ep_bind(av)", ret); return ret; }
+	return 0;
+}
+
+// reg registers buf; with FI_MR_ENDPOINT it binds the MR to ep and enables it.
+static int reg(dmg_fab *f, struct fid_ep *ep, void *buf, size_t len, uint64_t access, uint64_t key,
+	       struct fid_mr **mr, char *err, size_t errlen) {
+	int ret = fi_mr_reg(f->domain, buf, len, access, 0, key, 0, mr, NULL);
+	if (ret) { seterr(err, errlen, "fi_mr_reg", ret); return ret; }
+	if (f->info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
+		ret = fi_mr_bind(*mr, &ep->fid, 0);
+		if (ret) { seterr(err, errlen, "fi_mr_bind", ret); return ret; }
+		ret = fi_mr_enable(*mr);
+		if (ret) { seterr(err, errlen, "fi_mr_enable", ret); return ret; }
+	}
+	return 0;
+}
+
+int dmg_mn_open(dmg_fab *f, uint64_t size, uint64_t key, dmg_mn **out, char *err, size_t errlen) {
+	dmg_mn *m = calloc(1, sizeof *m);
+	if (!m) return -FI_ENOMEM;
+	m->f = f;
+	m->maplen = size ? size : 4096;
+	m->pool = mmap(NULL, m->maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m->pool == MAP_FAILED) {
+		m->pool = NULL;
+		snprintf(err, errlen, "mmap of %zu bytes: %s", m->maplen, strerror(errno));
+		dmg_mn_close(m);
+		return -FI_ENOMEM;
+	}
+	int ret = open_ep(f, &m->ep, &m->cq, &m->av, err, errlen);
+	if (ret) { dmg_mn_close(m); return ret; }
+	ret = reg(f, m->ep, m->pool, m->maplen, FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE, key, &m->mr, err, errlen);
+	if (ret) { dmg_mn_close(m); return ret; }
+	ret = fi_enable(m->ep);
+	if (ret) { seterr(err, errlen, "fi_enable", ret); dmg_mn_close(m); return ret; }
+	*out = m;
+	return 0;
+}
+
+void *dmg_mn_pool(dmg_mn *m) { return m->pool; }
+uint64_t dmg_mn_key(dmg_mn *m) { return fi_mr_key(m->mr); }
+int dmg_mn_name(dmg_mn *m, void *buf, size_t *len) { return fi_getname(&m->ep->fid, buf, len); }
+
+// Target-side progress. Nothing completes on the MN (one-sided ops make no
+// target completions), but reading the CQ drives the provider: shm's
+// atomics and connection set-up, all of tcp;ofi_rxm. A poll that takes
+// long did work, so the loop stays hot; idle polls back off from spinning
+// to yielding to sleeps of up to 50 µs so that an idle MN does not burn a
+// core that CNs share.
+int dmg_mn_progress(dmg_mn *m) {
+	struct fi_cq_entry ent[16];
+	int idle = 0;
+	while (!m->stop) {
+		if (m->paused) { nap(1000000); continue; }
+		int64_t t0 = now_ns();
+		ssize_t n = fi_cq_read(m->cq, ent, 16);
+		if (n == -FI_EAVAIL) {
+			struct fi_cq_err_entry e = {0};
+			fi_cq_readerr(m->cq, &e, 0);
+		}
+		int64_t dt = now_ns() - t0;
+		if (n > 0 || dt > 1500) { idle = 0; continue; }
+		idle++;
+		if (idle < 64) continue;
+		if (idle < 256) { sched_yield(); continue; }
+		long ns = 1000L << ((idle - 256) / 64 > 6 ? 6 : (idle - 256) / 64);
+		nap(ns > 50000 ? 50000 : ns);
+	}
+	return 0;
+}
+
+void dmg_mn_stop(dmg_mn *m) { m->stop = 1; __sync_synchronize(); }
+void dmg_mn_pause(dmg_mn *m, int paused) { m->paused = paused; __sync_synchronize(); }
+
+void dmg_mn_close(dmg_mn *m) {
+	if (!m) return;
+	if (m->ep) fi_close(&m->ep->fid);
+	if (m->mr) fi_close(&m->mr->fid);
+	if (m->av) fi_close(&m->av->fid);
+	if (m->cq) fi_close(&m->cq->fid);
+	if (m->pool) munmap(m->pool, m->maplen);
+	free(m);
+}
+
+int dmg_ep_open(dmg_fab *f, const void *names, size_t namelen, int npeers, uint64_t stagekey,
+		dmg_ep **out, char *err, size_t errlen) {
+	dmg_ep *e = calloc(1, sizeof *e);
+	if (!e) return -FI_ENOMEM;
+	e->f = f;
+	int ret = open_ep(f, &e->ep, &e->cq, &e->av, err, errlen);
+	if (ret) { dmg_ep_close(e); return ret; }
+	e->npeers = npeers;
+	e->peers = calloc(npeers ? npeers : 1, sizeof(fi_addr_t));
+	if (!e->peers) { dmg_ep_close(e); return -FI_ENOMEM; }
+	(void)namelen;
+	// Enable first: shm maps peers into the endpoint's region on insert.
+	ret = fi_enable(e->ep);
+	if (ret) { seterr(err, errlen, "fi_enable", ret); dmg_ep_close(e); return ret; }
+	ret = fi_av_insert(e->av, names, npeers, e->peers, 0, NULL);
+	if (ret != npeers) {
+		seterr(err, errlen, "fi_av_insert", ret < 0 ? ret : -FI_EINVAL);
+		dmg_ep_close(e);
+		return ret < 0 ? ret : -FI_EINVAL;
+	}
+	ret = dmg_ep_reserve(e, 64 << 10, 256, stagekey, err, errlen);
+	if (ret) { dmg_ep_close(e); return ret; }
+	*out = e;
+	return 0;
+}
+
+int dmg_ep_reserve(dmg_ep *e, uint64_t n, int nops, uint64_t newkey, char *err, size_t errlen) {
+	if (n > e->stagelen) {
+		uint64_t len = e->stagelen ? e->stagelen : 4096;
+		while (len < n) len *= 2;
+		char *s = NULL;
+		if (posix_memalign((void **)&s, 4096, len)) return -FI_ENOMEM;
+		if (e->stage) memcpy(s, e->stage, e->stagelen);
+		struct fid_mr *mr = NULL;
+		int ret = reg(e->f, e->ep, s, len, FI_READ | FI_WRITE, newkey, &mr, err, errlen);
+		if (ret) { if (mr) fi_close(&mr->fid); free(s); return ret; }
+		if (e->mr) fi_close(&e->mr->fid);
+		free(e->stage);
+		e->stage = s;
+		e->stagelen = len;
+		e->mr = mr;
+		e->desc = fi_mr_desc(mr);
+	}
+	if (nops > e->nops) {
+		int cap = e->nops ? e->nops : 64;
+		while (cap < nops) cap *= 2;
+		dmg_op *ops = realloc(e->ops, cap * sizeof *ops);
+		if (!ops) return -FI_ENOMEM;
+		e->ops = ops;
+		struct fi_context2 *ctx = realloc(e->ctx, cap * sizeof *ctx);
+		if (!ctx) return -FI_ENOMEM;
+		e->ctx = ctx;
+		uint8_t *done = realloc(e->done, cap);
+		if (!done) return -FI_ENOMEM;
+		e->done = done;
+		e->nops = cap;
+	}
+	return 0;
+}
+
+void *dmg_ep_stage(dmg_ep *e) { return e->stage; }
+uint64_t dmg_ep_stagelen(dmg_ep *e) { return e->stagelen; }
+int dmg_ep_nops(dmg_ep *e) { return e->nops; }
+dmg_op *dmg_ep_ops(dmg_ep *e) { return e->ops; }
+
+static ssize_t post(dmg_ep *e, int i) {
+	dmg_op *o = &e->ops[i];
+	void *ctx = &e->ctx[i];
+	uint64_t flags = FI_COMPLETION | (o->more ? FI_MORE : 0);
+	fi_addr_t dst = e->peers[o->peer];
+	void *desc = e->desc;
+	switch (o->kind) {
+	case DMG_READ:
+	case DMG_WRITE: {
+		struct iovec iov = {e->stage + o->loff, o->len};
+		struct fi_rma_iov rma = {o->raddr, o->len, o->key};
+		struct fi_msg_rma msg = {&iov, &desc, 1, dst, &rma, 1, ctx, 0};
+		return o->kind == DMG_READ ? fi_readmsg(e->ep, &msg, flags) : fi_writemsg(e->ep, &msg, flags);
+	}
+	case DMG_FAA:
+	case DMG_CAS: {
+		struct fi_ioc ioc = {e->stage + o->ooff, 1};
+		struct fi_rma_ioc rioc = {o->raddr, 1, o->key};
+		struct fi_ioc res = {e->stage + o->loff, 1};
+		void *rdesc = e->desc;
+		struct fi_msg_atomic msg = {&ioc, &desc, 1, dst, &rioc, 1, FI_UINT64,
+					    o->kind == DMG_FAA ? FI_SUM : FI_CSWAP, ctx, 0};
+		if (o->kind == DMG_FAA) return fi_fetch_atomicmsg(e->ep, &msg, &res, &rdesc, 1, flags);
+		struct fi_ioc cmp = {e->stage + o->coff, 1};
+		void *cdesc = e->desc;
+		return fi_compare_atomicmsg(e->ep, &msg, &cmp, &cdesc, 1, &res, &rdesc, 1, flags);
+	}
+	}
+	return -FI_EINVAL;
+}
+
+// reap reads completions; returns how many ops completed, or a negative
+// error with *bad set.
+static int reap(dmg_ep *e, int n, int *bad, char *err, size_t errlen) {
+	struct fi_cq_entry ent[32];
+	ssize_t got = fi_cq_read(e->cq, ent, 32);
+	if (got == -FI_EAGAIN) return 0;
+	if (got == -FI_EAVAIL) {
+		struct fi_cq_err_entry ee = {0};
+		char pbuf[256] = {0};
+		ee.err_data_size = 0;
+		if (fi_cq_readerr(e->cq, &ee, 0) < 0) {
+			snprintf(err, errlen, "fi_cq_readerr failed");
+			*bad = -1;
+			return -FI_EIO;
+		}
+		*bad = -1;
+		if (ee.op_context) {
+			long i = (struct fi_context2 *)ee.op_context - e->ctx;
+			if (i >= 0 && i < n) *bad = (int)i;
+		}
+		const char *ps = fi_cq_strerror(e->cq, ee.prov_errno, ee.err_data, pbuf, sizeof pbuf);
+		snprintf(err, errlen, "completion error: %s (provider: %s)", fi_strerror(ee.err), ps ? ps : "?");
+		return ee.err ? -ee.err : -FI_EIO;
+	}
+	if (got < 0) {
+		seterr(err, errlen, "fi_cq_read", (int)got);
+		*bad = -1;
+		return (int)got;
+	}
+	int c = 0;
+	for (ssize_t k = 0; k < got; k++) {
+		long i = (struct fi_context2 *)ent[k].op_context - e->ctx;
+		if (i >= 0 && i < n && !e->done[i]) { e->done[i] = 1; c++; }
+	}
+	return c;
+}
+
+static int first_undone(dmg_ep *e, int n) {
+	for (int i = 0; i < n; i++) if (!e->done[i]) return i;
+	return -1;
+}
+
+int dmg_ep_post(dmg_ep *e, int from, int to, int64_t timeout_ns, int *bad, char *err, size_t errlen) {
+	if (from < 0 || to < from || to > e->nops) { *bad = -1; snprintf(err, errlen, "bad op range [%d,%d)", from, to); return -FI_EINVAL; }
+	if (from == 0) { e->completed = 0; e->posted = 0; }
+	int64_t deadline = now_ns() + timeout_ns;
+	int polls = 0;
+	for (int i = from; i < to; ) {
+		e->done[i] = 0;
+		ssize_t ret = post(e, i);
+		if (ret == 0) { i++; e->posted = i; continue; }
+		if (ret != -FI_EAGAIN) {
+			*bad = i;
+			seterr(err, errlen, "posting", (int)ret);
+			return (int)ret;
+		}
+		// Queue full: progress and retry.
+		int c = reap(e, e->posted, bad, err, errlen);
+		if (c < 0) return c;
+		e->completed += c;
+		if ((++polls & 63) == 0) {
+			if (now_ns() > deadline) {
+				*bad = i;
+				snprintf(err, errlen, "timed out posting (transmit queue full)");
+				return -FI_ETIMEDOUT;
+			}
+			sched_yield();
+		}
+	}
+	return 0;
+}
+
+int dmg_ep_wait(dmg_ep *e, int n, int64_t timeout_ns, int *bad, char *err, size_t errlen) {
+	if (n != e->posted) { *bad = -1; snprintf(err, errlen, "waiting for %d ops but %d posted", n, e->posted); return -FI_EINVAL; }
+	int64_t deadline = now_ns() + timeout_ns;
+	int idle = 0;
+	while (e->completed < n) {
+		int c = reap(e, n, bad, err, errlen);
+		if (c < 0) return c;
+		if (c > 0) { e->completed += c; idle = 0; continue; }
+		idle++;
+		if ((idle & 63) == 0 && now_ns() > deadline) {
+			*bad = first_undone(e, n);
+			snprintf(err, errlen, "timed out waiting for %d of %d completions", n - e->completed, n);
+			return -FI_ETIMEDOUT;
+		}
+		if (idle < 32) continue;
+		if (idle < 4096) { sched_yield(); continue; }
+		nap(idle < 8192 ? 2000 : 20000);
+	}
+	return 0;
+}
+
+int dmg_ep_run(dmg_ep *e, int n, int64_t timeout_ns, int *bad, char *err, size_t errlen) {
+	int ret = dmg_ep_post(e, 0, n, timeout_ns, bad, err, errlen);
+	if (ret) return ret;
+	return dmg_ep_wait(e, n, timeout_ns, bad, err, errlen);
+}
+
+void dmg_ep_close(dmg_ep *e) {
+	if (!e) return;
+	if (e->ep) fi_close(&e->ep->fid);
+	if (e->mr) fi_close(&e->mr->fid);
+	if (e->av) fi_close(&e->av->fid);
+	if (e->cq) fi_close(&e->cq->fid);
+	free(e->peers);
+	free(e->stage);
+	free(e->ops);
+	free(e->ctx);
+	free(e->done);
+	free(e);
+}

@@ -1,0 +1,364 @@
+package fabric
+
+// #cgo LDFLAGS: -lfabric
+// #include <stdlib.h>
+// #include "dmgfab.h"
+import "C"
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/pkg/errors"
+
+	"github.com/dmg-hpc/dmg/spmd"
+	"github.com/dmg-hpc/dmg/verbs"
+)
+
+// errBufLen is the size of the buffers C writes error messages into.
+const errBufLen = 512
+
+// Network is one rank's libfabric network.
+type Network struct {
+	w        *spmd.World
+	cfg      verbs.Config
+	provider string // as opened, e.g. "tcp;ofi_rxm"
+	domain   string
+
+	fab  *C.dmg_fab
+	mn   *C.dmg_mn // MN only
+	pool []byte    // MN only: the mmapped, registered pool
+	prog chan struct{}
+
+	sizes   []uint64
+	remote  []remotePool // by MN id
+	names   unsafe.Pointer
+	namelen int
+	virt    bool
+	maxMsg  uint64
+
+	keys   atomic.Uint64 // requested keys for staging MRs
+	mu     sync.Mutex
+	eps    map[*endpoint]struct{}
+	closed bool
+}
+
+type remotePool struct {
+	base uint64 // remote address of offset 0 as the provider expects it
+	key  uint64
+}
+
+var _ verbs.Network = (*Network)(nil)
+
+// refused are providers that fail or crawl for one-sided RDM traffic here.
+var refused = map[string]string{
+	"sockets":     "deprecated and unreliable for RMA on libfabric 1.17; use tcp",
+	"net":         "experimental on libfabric 1.17; use tcp",
+	"udp":         "has no RMA; use tcp",
+	"udp;ofi_rxd": "very slow for RMA on libfabric 1.17; use tcp",
+}
+
+// ProviderName resolves a --fabric value to the libfabric provider string:
+// "tcp" → "tcp;ofi_rxm", "verbs" → "verbs;ofi_rxm", "" → shm or tcp by
+// whether all ranks share a host (sameHost).
+func ProviderName(name string, sameHost bool) (string, error) {
+	name = strings.TrimSpace(name)
+	switch name {
+	case "":
+		if sameHost {
+			return "shm", nil
+		}
+		return "tcp;ofi_rxm", nil
+	case "tcp", "verbs":
+		name += ";ofi_rxm"
+	}
+	if why, ok := refused[name]; ok {
+		return "", errors.Errorf("verbs: libfabric provider %q refused: %s", name, why)
+	}
+	return name, nil
+}
+
+// Providers lists the libfabric providers that offer FI_EP_RDM with RMA and
+// atomics here (rma=true), or every provider (rma=false).
+func Providers(rma bool) ([]string, error) {
+	buf := make([]byte, 4096)
+	withCaps := C.int(0)
+	if rma {
+		withCaps = 1
+	}
+	if ret := C.dmg_list_providers((*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), withCaps); ret != 0 {
+		return nil, errors.Errorf("verbs: fi_getinfo failed listing providers (%d)", int(ret))
+	}
+	s := cstr(buf)
+	if s == "" {
+		return nil, nil
+	}
+	return strings.Split(s, ", "), nil
+}
+
+func cstr(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
+}
+
+// agree exchanges each rank's set-up error and returns the same error on
+// every rank if any rank failed, so no rank is left waiting in a
+// collective for one that gave up.
+func agree(comm spmd.Comm, err error, step string) error {
+	msg := []byte{0}
+	if err != nil {
+		msg = append([]byte{1}, err.Error()...)
+	}
+	all, cerr := comm.AllGather(msg)
+	if cerr != nil {
+		return errors.Wrapf(cerr, "verbs: agreeing on %s", step)
+	}
+	for r, m := range all {
+		if len(m) > 0 && m[0] == 1 {
+			if r == comm.Rank() {
+				return err
+			}
+			return errors.Errorf("verbs: %s failed on rank %d: %s", step, r, m[1:])
+		}
+	}
+	return nil
+}
+
+// Open opens the network collectively over w.
+func Open(w *spmd.World, cfg verbs.Config) (*Network, error) {
+	if w == nil {
+		return nil, errors.New("verbs: fabric.Open needs a world")
+	}
+	cfg.EnsureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	n := &Network{w: w, cfg: cfg, eps: map[*endpoint]struct{}{}}
+	n.keys.Store(1)
+
+	// Step 1: provider, identical on every rank.
+	host, _ := os.Hostname()
+	hosts, err := w.Comm.AllGather(append([]byte{'h'}, host...))
+	if err != nil {
+		return nil, errors.Wrap(err, "verbs: exchanging host names")
+	}
+	same := true
+	for _, h := range hosts {
+		same = same && bytes.Equal(h, hosts[0])
+	}
+	prov, err := ProviderName(cfg.Provider, same)
+	if err != nil {
+		return nil, err
+	}
+
+	// Step 2: fabric and domain; the MN's pool and endpoint.
+	err = n.openLocal(prov)
+	if err = agree(w.Comm, err, "opening libfabric provider "+prov); err != nil {
+		n.release()
+		return nil, err
+	}
+
+	// Step 3: exchange pool sizes, addresses, keys and endpoint names.
+	var blob []byte
+	if n.mn != nil {
+		name := make([]byte, 1024)
+		nl := C.size_t(len(name))
+		if ret := C.dmg_mn_name(n.mn, unsafe.Pointer(&name[0]), &nl); ret != 0 {
+			err = errors.Errorf("verbs: fi_getname on MN %d failed (%d)", w.Index, int(ret))
+		}
+		base := uint64(0)
+		if n.virt {
+			base = uint64(uintptr(C.dmg_mn_pool(n.mn)))
+		}
+		blob = binary.LittleEndian.AppendUint64(blob, uint64(len(n.pool)))
+		blob = binary.LittleEndian.AppendUint64(blob, base)
+		blob = binary.LittleEndian.AppendUint64(blob, uint64(C.dmg_mn_key(n.mn)))
+		blob = append(blob, name[:nl]...)
+	} else {
+		blob = []byte{'c'}
+	}
+	all, cerr := w.Comm.AllGather(blob)
+	if cerr != nil {
+		n.release()
+		return nil, errors.Wrap(cerr, "verbs: exchanging fabric addresses")
+	}
+	if err == nil {
+		err = n.parsePeers(all)
+	}
+	if err = agree(w.Comm, err, "exchanging fabric addresses"); err != nil {
+		n.release()
+		return nil, err
+	}
+	return n, nil
+}
+
+func (n *Network) openLocal(prov string) error {
+	var errbuf [errBufLen]byte
+	cprov := C.CString(prov)
+	defer C.free(unsafe.Pointer(cprov))
+	var fab *C.dmg_fab
+	if ret := C.dmg_fab_open(cprov, &fab, (*C.char)(unsafe.Pointer(&errbuf[0])), errBufLen); ret != 0 {
+		if ret == -C.DMG_ENODATA {
+			avail, _ := Providers(true)
+			any, _ := Providers(false)
+			return errors.Errorf("verbs: libfabric provider %q is not available with FI_EP_RDM, RMA and atomics; available: %s (all providers: %s)",
+				prov, strings.Join(avail, ", "), strings.Join(any, ", "))
+		}
+		return errors.Errorf("verbs: opening libfabric provider %q: %s", prov, cstr(errbuf[:]))
+	}
+	n.fab = fab
+	n.provider = C.GoString(C.dmg_fab_prov_name(fab))
+	n.domain = C.GoString(C.dmg_fab_domain_name(fab))
+	n.virt = C.dmg_fab_virt_addr(fab) != 0
+	n.maxMsg = uint64(C.dmg_fab_max_msg(fab))
+	if n.maxMsg == 0 || n.maxMsg > 1<<30 {
+		n.maxMsg = 1 << 30
+	}
+	if n.w.Role != spmd.MN {
+		return nil
+	}
+	size := (n.cfg.PoolBytes + 7) &^ 7
+	var mn *C.dmg_mn
+	if ret := C.dmg_mn_open(fab, C.uint64_t(size), C.uint64_t(0x10000+n.w.Index), &mn,
+		(*C.char)(unsafe.Pointer(&errbuf[0])), errBufLen); ret != 0 {
+		return errors.Errorf("verbs: MN %d registering a %d-byte pool with %s: %s", n.w.Index, size, prov, cstr(errbuf[:]))
+	}
+	n.mn = mn
+	if size > 0 {
+		n.pool = unsafe.Slice((*byte)(C.dmg_mn_pool(mn)), size)
+	}
+	n.prog = make(chan struct{})
+	go func() {
+		defer close(n.prog)
+		C.dmg_mn_progress(mn)
+	}()
+	return nil
+}
+
+func (n *Network) parsePeers(all [][]byte) error {
+	roles := n.w.Roles
+	n.sizes = make([]uint64, roles.MN)
+	n.remote = make([]remotePool, roles.MN)
+	var names []byte
+	for mn := range roles.MN {
+		b := all[roles.RankOf(spmd.MN, mn)]
+		if len(b) <= 24 {
+			return errors.Errorf("verbs: MN %d sent a %d-byte address record; expected more than 24", mn, len(b))
+		}
+		n.sizes[mn] = binary.LittleEndian.Uint64(b)
+		n.remote[mn] = remotePool{base: binary.LittleEndian.Uint64(b[8:]), key: binary.LittleEndian.Uint64(b[16:])}
+		name := b[24:]
+		if mn == 0 {
+			n.namelen = len(name)
+		} else if len(name) != n.namelen {
+			return errors.Errorf("verbs: MN %d has a %d-byte fabric address but MN 0 a %d-byte one; expected one provider everywhere", mn, len(name), n.namelen)
+		}
+		names = append(names, name...)
+	}
+	if n.w.Role == spmd.CN {
+		n.names = C.CBytes(names)
+	}
+	return nil
+}
+
+func (n *Network) NumMN() int { return len(n.sizes) }
+
+func (n *Network) PoolSize(mn int) uint64 {
+	if mn < 0 || mn >= len(n.sizes) {
+		return 0
+	}
+	return n.sizes[mn]
+}
+
+func (n *Network) Check(a verbs.Addr, size int) error { return verbs.CheckRange(n.sizes, a, size) }
+
+func (n *Network) Pool() []byte { return n.pool }
+
+// Provider is "fabric/" plus the libfabric provider and domain.
+func (n *Network) Provider() string { return fmt.Sprintf("fabric/%s (%s)", n.provider, n.domain) }
+
+// NewEndpoint creates an endpoint to every MN (CN only).
+func (n *Network) NewEndpoint() (verbs.Endpoint, error) {
+	if n.w.Role != spmd.CN {
+		return nil, errors.Errorf("verbs: NewEndpoint on MN %d; expected a CN (only CNs post operations)", n.w.Index)
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return nil, errors.New("verbs: NewEndpoint on a closed network")
+	}
+	if n.names == nil || len(n.sizes) == 0 {
+		return nil, errors.New("verbs: NewEndpoint: no MN addresses; expected at least one MN")
+	}
+	var errbuf [errBufLen]byte
+	var cep *C.dmg_ep
+	if ret := C.dmg_ep_open(n.fab, n.names, C.size_t(n.namelen), C.int(len(n.sizes)), C.uint64_t(n.keys.Add(1)),
+		&cep, (*C.char)(unsafe.Pointer(&errbuf[0])), errBufLen); ret != 0 {
+		return nil, errors.Errorf("verbs: creating a %s endpoint on CN %d: %s", n.provider, n.w.Index, cstr(errbuf[:]))
+	}
+	ep := newEndpoint(n, cep)
+	n.eps[ep] = struct{}{}
+	return ep, nil
+}
+
+// Close closes every endpoint, waits for every rank (collective) and then
+// stops the MN's progress and releases the pool.
+func (n *Network) Close() error {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return errors.New("verbs: network closed twice")
+	}
+	n.closed = true
+	eps := n.eps
+	n.eps = nil
+	n.mu.Unlock()
+	for ep := range eps {
+		ep.release()
+	}
+	err := n.w.Comm.Barrier()
+	n.release()
+	return errors.Wrap(err, "verbs: closing the network")
+}
+
+func (n *Network) release() {
+	if n.mn != nil {
+		C.dmg_mn_stop(n.mn)
+		<-n.prog
+		n.pool = nil
+		C.dmg_mn_close(n.mn)
+		n.mn = nil
+	}
+	if n.names != nil {
+		C.free(n.names)
+		n.names = nil
+	}
+	if n.fab != nil {
+		C.dmg_fab_close(n.fab)
+		n.fab = nil
+	}
+}
+
+// pauseProgress stops (or resumes) the MN's progress thread, to simulate a
+// stuck peer in tests.
+func (n *Network) pauseProgress(paused bool) {
+	if n.mn != nil {
+		p := C.int(0)
+		if paused {
+			p = 1
+		}
+		C.dmg_mn_pause(n.mn, p)
+	}
+}
+
+func (n *Network) mnName(mn int) string {
+	return fmt.Sprintf("MN %d (rank %d)", mn, n.w.Roles.RankOf(spmd.MN, mn))
+}

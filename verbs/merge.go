@@ -1,0 +1,152 @@
+package verbs
+
+import (
+	"slices"
+
+	"github.com/pkg/errors"
+)
+
+// RangeChecker checks an address range; Network implements it.
+type RangeChecker interface {
+	Check(a Addr, n int) error
+}
+
+// ReadMerger queues reads for an Endpoint and, at Flush, joins reads of
+// adjacent or overlapping remote ranges (or ranges at most MaxGap bytes
+// apart) on the same MN into one READ, then scatters the data into the
+// callers' buffers. Other operations may be queued on the endpoint directly
+// between merger calls; they go out with the merger's Flush.
+//
+// Like an Endpoint, a ReadMerger is used by one goroutine at a time.
+type ReadMerger struct {
+	ep     Endpoint
+	check  RangeChecker
+	maxGap uint64
+	maxLen uint64
+	reqs   []mergeReq
+	runs   []mergeRun
+	buf    []byte
+	saved  uint64
+}
+
+type mergeReq struct {
+	dst []byte
+	src Addr
+}
+
+type mergeRun struct {
+	start, end Addr // [start, end) on one MN
+	first, n   int  // reqs[first:first+n]
+	bufOff     int  // offset in buf, -1 if read directly
+}
+
+// NewReadMerger returns a merger over ep. Reads at most maxGap bytes apart
+// are joined (0: only adjacent or overlapping ones), and no joined read
+// exceeds maxLen bytes (0: no limit). check (usually the Network) validates
+// each read when it is queued.
+func NewReadMerger(ep Endpoint, check RangeChecker, maxGap, maxLen int) (*ReadMerger, error) {
+	if ep == nil || check == nil {
+		return nil, errors.New("verbs: NewReadMerger needs an endpoint and a range checker")
+	}
+	if maxGap < 0 || maxLen < 0 {
+		return nil, errors.Errorf("verbs: merge gap %d and length %d must be non-negative", maxGap, maxLen)
+	}
+	ml := uint64(maxLen)
+	if maxLen == 0 {
+		ml = MaxOffset + 1
+	}
+	return &ReadMerger{ep: ep, check: check, maxGap: uint64(maxGap), maxLen: ml}, nil
+}
+
+// Read queues a read of len(dst) bytes at src; dst is filled by Flush.
+func (m *ReadMerger) Read(dst []byte, src Addr) error {
+	if err := m.check.Check(src, len(dst)); err != nil {
+		return err
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	m.reqs = append(m.reqs, mergeReq{dst: dst, src: src})
+	return nil
+}
+
+// Pending is the number of reads queued since the last Flush.
+func (m *ReadMerger) Pending() int { return len(m.reqs) }
+
+// Saved is the number of READs merging has avoided so far.
+func (m *ReadMerger) Saved() uint64 { return m.saved }
+
+// Flush merges the queued reads, posts them with everything else queued on
+// the endpoint, waits (Endpoint.Flush) and scatters the data.
+func (m *ReadMerger) Flush() error {
+	defer m.reset()
+	if len(m.reqs) == 0 {
+		return m.ep.Flush()
+	}
+	slices.SortStableFunc(m.reqs, func(a, b mergeReq) int {
+		switch {
+		case a.src < b.src:
+			return -1
+		case a.src > b.src:
+			return 1
+		}
+		return 0
+	})
+	m.runs = m.runs[:0]
+	total := 0
+	for i, r := range m.reqs {
+		end := r.src.Add(uint64(len(r.dst)))
+		if n := len(m.runs); n > 0 {
+			cur := &m.runs[n-1]
+			newEnd := max(cur.end, end)
+			if r.src.MN() == cur.start.MN() && uint64(r.src) <= uint64(cur.end)+m.maxGap &&
+				uint64(newEnd-cur.start) <= m.maxLen {
+				cur.end = newEnd
+				cur.n++
+				continue
+			}
+		}
+		m.runs = append(m.runs, mergeRun{start: r.src, end: end, first: i, n: 1, bufOff: -1})
+	}
+	for i := range m.runs {
+		if r := &m.runs[i]; r.n > 1 {
+			r.bufOff = total
+			total += int(r.end - r.start)
+		}
+	}
+	if cap(m.buf) < total {
+		m.buf = make([]byte, total)
+	}
+	m.buf = m.buf[:total]
+	for _, r := range m.runs {
+		var err error
+		if r.n == 1 {
+			q := m.reqs[r.first]
+			err = m.ep.Read(q.dst, q.src)
+		} else {
+			err = m.ep.Read(m.buf[r.bufOff:r.bufOff+int(r.end-r.start)], r.start)
+			m.saved += uint64(r.n - 1)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if err := m.ep.Flush(); err != nil {
+		return err
+	}
+	for _, r := range m.runs {
+		if r.n == 1 {
+			continue
+		}
+		for _, q := range m.reqs[r.first : r.first+r.n] {
+			off := r.bufOff + int(q.src-r.start)
+			copy(q.dst, m.buf[off:off+len(q.dst)])
+		}
+	}
+	return nil
+}
+
+func (m *ReadMerger) reset() {
+	clear(m.reqs)
+	m.reqs = m.reqs[:0]
+}
