@@ -1,0 +1,151 @@
+package launch_test
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dmg-hpc/dmg/algo"
+	"github.com/dmg-hpc/dmg/csr/csrtest"
+	"github.com/dmg-hpc/dmg/spmd/mpitest"
+)
+
+var kernels = []struct {
+	flag string
+	kind algo.Kind
+}{{"bfs", algo.KindBFS}, {"pagerank", algo.KindPR}, {"wcc", algo.KindWCC}, {"sssp", algo.KindSSSP}}
+
+type gaCase struct {
+	dataset, props, expected string
+	algo                     string
+	kind                     algo.Kind
+}
+
+// gaCases lists every (dataset, kernel) with a Graphalytics reference output.
+func gaCases(t *testing.T) []gaCase {
+	var cs []gaCase
+	for _, ds := range csrtest.GraphalyticsDatasets(t) {
+		dir := csrtest.GraphalyticsDir(t, ds)
+		for _, k := range kernels {
+			exp := filepath.Join(dir, ds+"-"+k.kind.String())
+			if _, err := os.Stat(exp); err == nil {
+				cs = append(cs, gaCase{ds, filepath.Join(dir, ds+".properties"), exp, k.flag, k.kind})
+			}
+		}
+	}
+	if len(cs) < 8 {
+		t.Fatalf("found only %d Graphalytics reference outputs", len(cs))
+	}
+	return cs
+}
+
+// validate checks an --out file against the reference with the
+// Graphalytics rules.
+func validate(t *testing.T, c gaCase, out string) {
+	t.Helper()
+	exp, err := algo.ReadOutput(c.expected, c.kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := algo.ReadOutput(out, c.kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := algo.Validate(c.kind, exp, got); err != nil {
+		t.Fatalf("%s %s: %v", c.dataset, c.algo, err)
+	}
+}
+
+// sameResults: bit-identical for BFS/WCC/SSSP, PageRank within 1e-12.
+func sameResults(t *testing.T, c gaCase, a, b string) {
+	t.Helper()
+	x, err1 := os.ReadFile(a)
+	y, err2 := os.ReadFile(b)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	if c.kind != algo.KindPR {
+		if string(x) != string(y) {
+			t.Fatalf("%s %s: results differ between layouts", c.dataset, c.algo)
+		}
+		return
+	}
+	lx, ly := strings.Split(string(x), "\n"), strings.Split(string(y), "\n")
+	if len(lx) != len(ly) {
+		t.Fatalf("%d vs %d lines", len(lx), len(ly))
+	}
+	for i := range lx {
+		fx, fy := strings.Fields(lx[i]), strings.Fields(ly[i])
+		if len(fx) != 2 || len(fy) != 2 || fx[0] != fy[0] {
+			if len(fx) == 0 && len(fy) == 0 {
+				continue
+			}
+			t.Fatalf("line %d: %q vs %q", i+1, lx[i], ly[i])
+		}
+		vx, _ := strconv.ParseFloat(fx[1], 64)
+		vy, _ := strconv.ParseFloat(fy[1], 64)
+		if math.Abs(vx-vy) > 1e-12*math.Abs(vx) {
+			t.Fatalf("vertex %s: PageRank %g vs %g across layouts", fx[0], vx, vy)
+		}
+	}
+}
+
+var layouts = []struct {
+	roles string
+	np    int
+}{{"cn:1,mn:1", 2}, {"cn:2,mn:1", 3}, {"cn:3,mn:2", 5}}
+
+// Every kernel on every Graphalytics dataset with a reference output, for
+// three role layouts, in-process.
+func TestGraphalyticsLocal(t *testing.T) {
+	for _, c := range gaCases(t) {
+		t.Run(c.dataset+"/"+c.algo, func(t *testing.T) {
+			var outs []string
+			for _, l := range layouts {
+				out := filepath.Join(t.TempDir(), "out")
+				_, errOut, code := runLocal(t, "--local", "--roles", l.roles, "run", "--algo", c.algo, "--graph", c.props, "--out", out, "--verify")
+				if code != 0 {
+					t.Fatalf("%s: exit %d: %s", l.roles, code, errOut)
+				}
+				validate(t, c, out)
+				outs = append(outs, out)
+			}
+			for _, o := range outs[1:] {
+				sameResults(t, c, outs[0], o)
+			}
+		})
+	}
+}
+
+// The same under mpirun over libfabric's shm provider, and one layout over
+// tcp.
+func TestGraphalyticsMpirun(t *testing.T) {
+	for _, c := range gaCases(t) {
+		t.Run(c.dataset+"/"+c.algo, func(t *testing.T) {
+			var outs []string
+			run := func(roles string, np int, fabric string) {
+				out := filepath.Join(t.TempDir(), "out")
+				res := mpitest.Exec(t, np, nil, dmgBin(t), "--roles", roles, "run", "--fabric", fabric,
+					"--algo", c.algo, "--graph", c.props, "--out", out, "--verify")
+				if res.ExitCode != 0 {
+					t.Fatalf("%s over %s: exit %d\n%s%s", roles, fabric, res.ExitCode, res.Stdout, res.Stderr)
+				}
+				if !strings.Contains(res.Stdout, "over fabric/"+fabric) && !strings.Contains(res.Stdout, fabric) {
+					t.Errorf("report does not name the %s provider:\n%s", fabric, res.Stdout)
+				}
+				validate(t, c, out)
+				outs = append(outs, out)
+			}
+			for _, l := range layouts {
+				run(l.roles, l.np, "shm")
+			}
+			run("cn:2,mn:1", 3, "tcp")
+			for _, o := range outs[1:] {
+				sameResults(t, c, outs[0], o)
+			}
+		})
+	}
+}
