@@ -67,6 +67,7 @@ test-integration:
 ## demo: the main job on a built-in default graph
 demo: build
 	$(MPIRUN) -np $(NP) $(BIN) --roles $(ROLES) info
+	$(MPIRUN) -np $(NP) $(BIN) --roles $(ROLES) run --algo pagerank --graph kron:16 --verify
 
 ## bench: Go benchmarks
 bench: build

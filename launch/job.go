@@ -3,6 +3,7 @@ package launch
 import (
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"sync"
@@ -55,7 +56,7 @@ func exitCode(err error) int {
 	if errors.As(err, &ie) && ie.BadInput() {
 		return ExitBadInput
 	}
-	if csr.IsInputError(err) {
+	if csr.IsInputError(err) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 		return ExitBadInput
 	}
 	var jf *jobFailed
@@ -121,8 +122,17 @@ func agree(rt spmd.Runtime, comm spmd.Comm, stderr io.Writer, mu *sync.Mutex, er
 	if err != nil {
 		me = int64(comm.Rank())
 	}
+	// A failure agreed on in an earlier phase has been printed already:
+	// pass it on, and keep the rank that printed it as the first.
+	var done *jobFailed
+	if errors.As(err, &done) {
+		me = int64(done.rank)
+		if done.rank < 0 {
+			me = math.MaxInt64 - 1
+		}
+	}
 	var watchdog *time.Timer
-	if err != nil {
+	if err != nil && done == nil {
 		watchdog = time.AfterFunc(agreeTimeout, func() {
 			printErr(stderr, mu, comm.Rank(), err)
 			rt.Abort(int(code))
@@ -138,16 +148,19 @@ func agree(rt spmd.Runtime, comm spmd.Comm, stderr io.Writer, mu *sync.Mutex, er
 	}
 	if e1 != nil || e2 != nil {
 		// Only the in-process runtime returns here (aborted by a peer).
-		if err != nil {
+		if err != nil && done == nil {
 			printErr(stderr, mu, comm.Rank(), err)
 			return &jobFailed{code: int(code), rank: comm.Rank()}
+		}
+		if done != nil {
+			return done
 		}
 		return &jobFailed{code: ExitFailure, rank: -1}
 	}
 	if first[0] == math.MaxInt64 {
 		return nil
 	}
-	if first[0] == int64(comm.Rank()) {
+	if first[0] == int64(comm.Rank()) && done == nil {
 		printErr(stderr, mu, comm.Rank(), err)
 	}
 	return &jobFailed{code: int(worst[0]), rank: int(first[0])}

@@ -41,6 +41,7 @@ type runFlags struct {
 	timeout    time.Duration
 	seed       uint64
 	undirected bool
+	weighted   bool
 	dense      float64
 	alpha      float64
 	fs         *pflag.FlagSet
@@ -62,6 +63,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&r.timeout, "timeout", verbs.DefaultTimeout, "how long to wait for a fabric completion before failing")
 	fs.Uint64Var(&r.seed, "seed", 1, "seed of the generators and synthetic weights")
 	fs.BoolVar(&r.undirected, "undirected", false, "treat the input as undirected (store every edge both ways)")
+	fs.BoolVar(&r.weighted, "weighted", false, "load edge weights (inputs without weights get deterministic synthetic weights in (0,1]); SSSP implies it")
 	fs.Float64Var(&r.dense, "dense-threshold", 20, "an iteration is dense when its active edges exceed |E|/`D`")
 	fs.Float64Var(&r.alpha, "alpha", 0, "vertex weight α of stage-1 partitioning, α·|V_i|+|E_i| (default 8·(CNs−1))")
 }
@@ -83,7 +85,7 @@ func runCmd(opts *Options, run func(body) int) *cobra.Command {
 func (r *runFlags) jobConfig(j *Job) (rank.JobConfig, error) {
 	cfg := rank.JobConfig{
 		Algo: r.algo, Graph: r.graph,
-		Csr:        csr.Options{Seed: r.seed, Undirected: r.undirected},
+		Csr:        csr.Options{Seed: r.seed, Undirected: r.undirected, Weighted: r.weighted},
 		Source:     uint64(r.source),
 		HasSource:  r.fs.Changed("source"),
 		Iterations: r.iterations, Damping: r.damping, Alpha: r.alpha,

@@ -1,0 +1,119 @@
+package launch_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dmg-hpc/dmg/spmd/mpitest"
+)
+
+// Each kernel on generated graphs, under mpirun over shm, agrees with its
+// serial verifier (--verify fails the run otherwise).
+func TestKronVerified(t *testing.T) {
+	for _, tc := range []struct {
+		graph string
+		extra []string
+	}{{"kron:14", nil}, {"kron:12", []string{"--weighted"}}} {
+		for _, a := range []string{"pagerank", "bfs", "wcc", "sssp"} {
+			t.Run(tc.graph+"/"+a+strings.Join(tc.extra, ""), func(t *testing.T) {
+				args := append([]string{"--roles", "cn:2,mn:2", "run", "--algo", a, "--graph", tc.graph, "--verify"}, tc.extra...)
+				res := mpitest.Exec(t, 4, nil, dmgBin(t), args...)
+				if res.ExitCode != 0 {
+					t.Fatalf("exit %d\n%s%s", res.ExitCode, res.Stdout, res.Stderr)
+				}
+				if !strings.Contains(res.Stdout, "verified: the serial verifier accepts the result") {
+					t.Fatalf("no verification line:\n%s", res.Stdout)
+				}
+			})
+		}
+	}
+}
+
+// Bad input to a run: one line from one rank, exit 2, every rank gone fast,
+// and nothing written at --out.
+func TestRunBadInput(t *testing.T) {
+	dir := t.TempDir()
+	neg := filepath.Join(dir, "neg.wel")
+	if err := os.WriteFile(neg, []byte("1 2 0.5\n2 3 -1.5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.el")
+	if err := os.WriteFile(bad, []byte("1 2\n2 x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	existing := filepath.Join(dir, "keep.out")
+	if err := os.WriteFile(existing, []byte("precious\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown algorithm", []string{"--algo", "louvain", "--graph", "kron:6"}, `unknown algorithm "louvain"`},
+		{"no algorithm", []string{"--graph", "kron:6"}, "--algo is required"},
+		{"source not in graph", []string{"--algo", "bfs", "--graph", "kron:6", "--source", "999999"}, "source vertex 999999 is not a vertex"},
+		{"negative weight", []string{"--algo", "sssp", "--graph", neg}, "negative"},
+		{"malformed file", []string{"--algo", "bfs", "--graph", bad}, "bad.el:2"},
+		{"missing file", []string{"--algo", "bfs", "--graph", filepath.Join(dir, "nope.el")}, "nope.el"},
+		{"missing out dir", []string{"--algo", "bfs", "--graph", "kron:6", "--out", filepath.Join(dir, "no/such/dir/x")}, "does not exist"},
+		{"mn-mem too small", []string{"--algo", "bfs", "--graph", "kron:10", "--mn-mem", "4KiB"}, "--mn-mem"},
+		{"bad mn-mem", []string{"--algo", "bfs", "--graph", "kron:6", "--mn-mem", "lots"}, "not a size"},
+		{"unknown fabric", []string{"--algo", "bfs", "--graph", "kron:6", "--fabric", "carrier-pigeon"}, "carrier-pigeon"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"--roles", "cn:2,mn:1", "run", "--out", existing}, tc.args...)
+			if strings.Contains(strings.Join(tc.args, " "), "--out") {
+				args = append([]string{"--roles", "cn:2,mn:1", "run"}, tc.args...)
+			}
+			res := mpitest.Exec(t, 3, nil, dmgBin(t), args...)
+			if res.ExitCode == 0 {
+				t.Fatalf("exit 0\n%s", res.Stdout)
+			}
+			lines := strings.Split(strings.TrimSpace(res.Stderr), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "dmg: ") || !strings.Contains(lines[0], tc.want) {
+				t.Fatalf("stderr should be one line containing %q, got:\n%s", tc.want, res.Stderr)
+			}
+			if tc.name != "unknown fabric" && res.ExitCode != 2 {
+				t.Errorf("exit %d, want 2 (%s)", res.ExitCode, lines[0])
+			}
+			if res.Elapsed.Seconds() > 15 {
+				t.Errorf("took %v", res.Elapsed)
+			}
+			if b, _ := os.ReadFile(existing); string(b) != "precious\n" {
+				t.Errorf("--out file was modified: %q", b)
+			}
+		})
+	}
+}
+
+// --out and --json write complete files, in-process.
+func TestRunOutputs(t *testing.T) {
+	dir := t.TempDir()
+	out, js := filepath.Join(dir, "pr.out"), filepath.Join(dir, "pr.json")
+	_, errOut, code := runLocal(t, "--local", "--roles", "cn:2,mn:2", "run", "--algo", "pagerank", "--graph", "kron:8", "--out", out, "--json", js)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n != 256 {
+		t.Errorf("%d output lines, want 256", n)
+	}
+	j, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"algo"`, `"vertices"`, `"edges"`, `"cn"`, `"mn"`, `"mode"`, `"load_s"`, `"partition_s"`, `"compute_s"`, `"total_s"`,
+		`"iterations"`, `"dense"`, `"active_vertices"`, `"active_edges"`, `"seconds"`, `"reads"`, `"writes"`, `"atomics"`,
+		`"bytes_read"`, `"bytes_written"`, `"doorbells"`, `"cn_cache_bytes_max"`, `"mn_pool_bytes"`} {
+		if !strings.Contains(string(j), key) {
+			t.Errorf("JSON report lacks %s", key)
+		}
+	}
+}
