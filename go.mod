@@ -2,17 +2,12 @@ module github.com/dmg-hpc/dmg
 
 go 1.26
 
-require github.com/pkg/errors v0.9.1
-
 require (
-	github.com/dustin/go-humanize v1.1.0 // indirect
-	github.com/inconshreveable/mousetrap v1.1.0 // indirect
-	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
-	github.com/rivo/uniseg v0.4.7 // indirect
-	github.com/sbromberger/gompi v0.2.0 // indirect
-	github.com/schollz/progressbar/v3 v3.19.1 // indirect
-	github.com/spf13/cobra v1.10.2 // indirect
-	github.com/spf13/pflag v1.0.9 // indirect
-	golang.org/x/sys v0.46.0 // indirect
-	golang.org/x/term v0.44.0 // indirect
+	github.com/dustin/go-humanize v1.1.0
+	github.com/pkg/errors v0.9.1
+	github.com/sbromberger/gompi v0.2.0
+	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.9
 )
+
+require github.com/inconshreveable/mousetrap v1.1.0 // indirect

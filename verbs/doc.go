@@ -36,11 +36,11 @@
 // the bytes, so callers batch (Flush rarely) and merge (ReadMerger joins
 // reads of adjacent remote ranges into one operation).
 //
-//	var idx [32]byte
+//	var entry [32]byte
 //	var old uint64
-//	ep.Read(idx[:], verbs.Addr(a))
-//	ep.(verbs.Atomics).FAA64(counter, 1, &old)
-//	if err := ep.Flush(); err != nil { ... }
+//	if err := ep.Read(entry[:], indexAddr); err != nil { ... } // range-checked now
+//	if err := ep.(verbs.Atomics).FAA64(counterAddr, 1, &old); err != nil { ... }
+//	if err := ep.Flush(); err != nil { ... } // entry and old are filled
 //
 // A completion that does not arrive within Config.Timeout (DefaultTimeout)
 // fails Flush with an error that names the MN and its world rank.

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include <rdma/fabric.h>
@@ -34,6 +35,7 @@ struct dmg_mn {
 	struct fid_av *av;
 	volatile int stop;
 	volatile int paused;
+	int blocking; // CQ has a wait object: progress sleeps in fi_cq_sread
 };
 
 struct dmg_ep {
@@ -64,7 +66,11 @@ static int64_t now_ns(void) {
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+// nap sleeps briefly; the first nap on a thread lowers its timer slack from
+// the default 50 µs so that short naps stay short.
 static void nap(long ns) {
+	static __thread int slack_set;
+	if (!slack_set) { prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0); slack_set = 1; }
 	struct timespec ts = {0, ns};
 	nanosleep(&ts, NULL);
 }
@@ -135,10 +141,10 @@ int dmg_fab_virt_addr(dmg_fab *f) { return (f->info->domain_attr->mr_mode & FI_M
 uint64_t dmg_fab_max_msg(dmg_fab *f) { return f->info->ep_attr->max_msg_size; }
 
 // open_ep creates an endpoint with its CQ and AV, bound but not enabled.
-static int open_ep(dmg_fab *f, struct fid_ep **ep, struct fid_cq **cq, struct fid_av **av, char *err, size_t errlen) {
+static int open_ep(dmg_fab *f, int wait, struct fid_ep **ep, struct fid_cq **cq, struct fid_av **av, char *err, size_t errlen) {
 	struct fi_cq_attr cqa = {0};
 	cqa.format = FI_CQ_FORMAT_CONTEXT;
-	cqa.wait_obj = FI_WAIT_NONE;
+	cqa.wait_obj = wait ? FI_WAIT_UNSPEC : FI_WAIT_NONE;
 	int ret = fi_cq_open(f->domain, &cqa, cq, NULL);
 	if (ret) { seterr(err, errlen, "fi_cq_open", ret); return ret; }
 	struct fi_av_attr ava = {0};
@@ -180,7 +186,17 @@ int dmg_mn_open(dmg_fab *f, uint64_t size, uint64_t key, dmg_mn **out, char *err
 		dmg_mn_close(m);
 		return -FI_ENOMEM;
 	}
-	int ret = open_ep(f, &m->ep, &m->cq, &m->av, err, errlen);
+	// shm's fi_cq_sread ignores its timeout, so only other providers
+	// (tcp;ofi_rxm: socket progress) let the MN sleep in the CQ.
+	m->blocking = strcmp(f->info->fabric_attr->prov_name, "shm") != 0;
+	int ret = open_ep(f, m->blocking, &m->ep, &m->cq, &m->av, err, errlen);
+	if (ret && m->blocking) {
+		m->blocking = 0;
+		if (m->cq) { fi_close(&m->cq->fid); m->cq = NULL; }
+		if (m->av) { fi_close(&m->av->fid); m->av = NULL; }
+		if (m->ep) { fi_close(&m->ep->fid); m->ep = NULL; }
+		ret = open_ep(f, 0, &m->ep, &m->cq, &m->av, err, errlen);
+	}
 	if (ret) { dmg_mn_close(m); return ret; }
 	ret = reg(f, m->ep, m->pool, m->maplen, FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE, key, &m->mr, err, errlen);
 	if (ret) { dmg_mn_close(m); return ret; }
@@ -205,6 +221,16 @@ int dmg_mn_progress(dmg_mn *m) {
 	int idle = 0;
 	while (!m->stop) {
 		if (m->paused) { nap(1000000); continue; }
+		if (m->blocking) {
+			ssize_t n = fi_cq_sread(m->cq, ent, 16, NULL, 2);
+			if (n == -FI_EAVAIL) {
+				struct fi_cq_err_entry e = {0};
+				fi_cq_readerr(m->cq, &e, 0);
+			} else if (n < 0 && n != -FI_EAGAIN && n != -FI_ETIMEDOUT && n != -FI_EINTR) {
+				m->blocking = 0; // no usable wait object: poll instead
+			}
+			continue;
+		}
 		int64_t t0 = now_ns();
 		ssize_t n = fi_cq_read(m->cq, ent, 16);
 		if (n == -FI_EAVAIL) {
@@ -222,7 +248,11 @@ int dmg_mn_progress(dmg_mn *m) {
 	return 0;
 }
 
-void dmg_mn_stop(dmg_mn *m) { m->stop = 1; __sync_synchronize(); }
+void dmg_mn_stop(dmg_mn *m) {
+	m->stop = 1;
+	__sync_synchronize();
+	if (m->blocking) fi_cq_signal(m->cq); // wake a sleeping fi_cq_sread
+}
 void dmg_mn_pause(dmg_mn *m, int paused) { m->paused = paused; __sync_synchronize(); }
 
 void dmg_mn_close(dmg_mn *m) {
@@ -240,7 +270,7 @@ int dmg_ep_open(dmg_fab *f, const void *names, size_t namelen, int npeers, uint6
 	dmg_ep *e = calloc(1, sizeof *e);
 	if (!e) return -FI_ENOMEM;
 	e->f = f;
-	int ret = open_ep(f, &e->ep, &e->cq, &e->av, err, errlen);
+	int ret = open_ep(f, 0, &e->ep, &e->cq, &e->av, err, errlen);
 	if (ret) { dmg_ep_close(e); return ret; }
 	e->npeers = npeers;
 	e->peers = calloc(npeers ? npeers : 1, sizeof(fi_addr_t));
@@ -312,7 +342,12 @@ static ssize_t post(dmg_ep *e, int i) {
 		struct iovec iov = {e->stage + o->loff, o->len};
 		struct fi_rma_iov rma = {o->raddr, o->len, o->key};
 		struct fi_msg_rma msg = {&iov, &desc, 1, dst, &rma, 1, ctx, 0};
-		return o->kind == DMG_READ ? fi_readmsg(e->ep, &msg, flags) : fi_writemsg(e->ep, &msg, flags);
+		if (o->kind == DMG_READ) return fi_readmsg(e->ep, &msg, flags);
+		// Delivery complete: when Flush returns, the data is in the MN's
+		// memory, visible to the MN and to every later READ (transmit
+		// complete only promises the peer's provider has it; tcp;ofi_rxm
+		// then still needs the MN to progress).
+		return fi_writemsg(e->ep, &msg, flags | FI_DELIVERY_COMPLETE);
 	}
 	case DMG_FAA:
 	case DMG_CAS: {
@@ -417,9 +452,11 @@ int dmg_ep_wait(dmg_ep *e, int n, int64_t timeout_ns, int *bad, char *err, size_
 			snprintf(err, errlen, "timed out waiting for %d of %d completions", n - e->completed, n);
 			return -FI_ETIMEDOUT;
 		}
+		// Spin briefly, then yield, then nap: on shared cores the MN we
+		// wait for needs the CPU more than we do.
 		if (idle < 32) continue;
-		if (idle < 4096) { sched_yield(); continue; }
-		nap(idle < 8192 ? 2000 : 20000);
+		if (idle < 256) { sched_yield(); continue; }
+		nap(idle < 2048 ? 1000 : 10000);
 	}
 	return 0;
 }

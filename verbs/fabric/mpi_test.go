@@ -1,7 +1,9 @@
 package fabric_test
 
 import (
+	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,10 +17,16 @@ import (
 	"github.com/dmg-hpc/dmg/verbs/verbstest"
 )
 
+// yieldMPI stops Open MPI from busy-polling in barriers: an MN waiting in
+// MPI would otherwise starve its own progress thread on shared cores
+// (shm atomics drop from ~400k/s to ~300/s here).
+const yieldMPI = "OMPI_MCA_mpi_yield_when_idle=1"
+
 func TestMain(m *testing.M) {
 	mpitest.Main(m, map[string]func() error{
 		"suite": childSuite,
 		"stuck": childStuck,
+		"bench": childBench,
 	})
 }
 
@@ -35,13 +43,24 @@ func startWorld() (*spmd.World, error) {
 	return spmd.NewWorld(rt, roles)
 }
 
+// finish ends a child: Finalize on success; on failure print the error and
+// abort the job, so ranks waiting in collectives do not hang and the error
+// is not lost behind a Finalize that never returns.
+func finish(w *spmd.World, err error) error {
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rank %d: %+v\n", w.Rank(), err)
+		w.Abort(1)
+		return err
+	}
+	return w.Finalize()
+}
+
 func childSuite() error {
 	w, err := startWorld()
 	if err != nil {
 		return err
 	}
-	defer w.Finalize()
-	return verbstest.RunRank(w, open, verbs.Config{Provider: os.Getenv("DMG_FABRIC")})
+	return finish(w, verbstest.RunRank(w, open, verbs.Config{Provider: os.Getenv("DMG_FABRIC")}))
 }
 
 // childStuck: the MN stops progressing; the CN's atomic must fail within
@@ -51,7 +70,10 @@ func childStuck() error {
 	if err != nil {
 		return err
 	}
-	defer w.Finalize()
+	return finish(w, stuck(w))
+}
+
+func stuck(w *spmd.World) error {
 	net, err := fabric.Open(w, verbs.Config{PoolBytes: 4096, Provider: os.Getenv("DMG_FABRIC"), Timeout: time.Second})
 	if err != nil {
 		return err
@@ -106,7 +128,7 @@ func TestMPISuite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mpitest.Run(t, roles.Size(), "suite", "DMG_FABRIC="+c.prov, "DMG_TEST_ROLES="+c.roles)
+			mpitest.Run(t, roles.Size(), "suite", "DMG_FABRIC="+c.prov, "DMG_TEST_ROLES="+c.roles, yieldMPI)
 		})
 	}
 }
@@ -114,7 +136,70 @@ func TestMPISuite(t *testing.T) {
 func TestMPIStuckPeer(t *testing.T) {
 	for _, prov := range []string{"shm", "tcp"} {
 		t.Run(prov, func(t *testing.T) {
-			mpitest.Run(t, 2, "stuck", "DMG_FABRIC="+prov, "DMG_TEST_ROLES=cn:1,mn:1")
+			mpitest.Run(t, 2, "stuck", "DMG_FABRIC="+prov, "DMG_TEST_ROLES=cn:1,mn:1", yieldMPI)
+		})
+	}
+}
+
+// childBench runs verbs.Bench on CN 0 against MN 0 and prints the table
+// (DMG_BENCH_MS per case, default 20 ms).
+func childBench() error {
+	w, err := startWorld()
+	if err != nil {
+		return err
+	}
+	return finish(w, bench(w))
+}
+
+func bench(w *spmd.World) error {
+	net, err := fabric.Open(w, verbs.Config{PoolBytes: 1 << 20, Provider: os.Getenv("DMG_FABRIC")})
+	if err != nil {
+		return err
+	}
+	if w.Role == spmd.CN && w.Index == 0 {
+		ms, _ := strconv.Atoi(os.Getenv("DMG_BENCH_MS"))
+		if ms == 0 {
+			ms = 20
+		}
+		t0 := time.Now()
+		ep, err := net.NewEndpoint()
+		if err != nil {
+			return err
+		}
+		t1 := time.Now()
+		base, _ := verbs.MakeAddr(0, 0)
+		res, err := verbs.Bench(ep, verbs.BenchConfig{Base: base, Span: 1 << 20, Duration: time.Duration(ms) * time.Millisecond})
+		if err != nil {
+			return err
+		}
+		t2 := time.Now()
+		if err := ep.Close(); err != nil {
+			return err
+		}
+		fmt.Printf("provider %s: endpoint %v, bench %v, close %v\n", net.Provider(), t1.Sub(t0), t2.Sub(t1), time.Since(t2))
+		if err := res.WriteTable(os.Stdout); err != nil {
+			return err
+		}
+		if len(res.Rows) != 4*4+4+2*(4+1) {
+			return errors.Errorf("bench produced %d rows, want %d", len(res.Rows), 4*4+4+2*(4+1))
+		}
+		for _, r := range res.Rows {
+			if r.Ops == 0 || r.OpsPerSec <= 0 {
+				return errors.Errorf("bench row %+v measured nothing", r)
+			}
+		}
+	}
+	return net.Close()
+}
+
+func TestMPIBench(t *testing.T) {
+	for _, prov := range []string{"shm", "tcp"} {
+		t.Run(prov, func(t *testing.T) {
+			res := mpitest.Run(t, 2, "bench", "DMG_FABRIC="+prov, "DMG_TEST_ROLES=cn:1,mn:1", yieldMPI)
+			if !strings.Contains(res.Stdout, "call per op") {
+				t.Errorf("bench table lacks the per-op-call rows:\n%s", res.Stdout)
+			}
+			t.Logf("\n%s", res.Stdout)
 		})
 	}
 }

@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/pkg/errors"
 
@@ -94,12 +92,8 @@ func RunRank(w *spmd.World, open Opener, cfg verbs.Config) error {
 		if err := e.reset(); err != nil {
 			return errors.Wrapf(err, "verbstest: before %s", c.Name)
 		}
-		t0 := time.Now()
 		if err := c.Fn(e); err != nil {
 			return errors.Wrapf(err, "verbstest: %s on rank %d", c.Name, w.Rank())
-		}
-		if os.Getenv("DMG_VERBSTEST_TRACE") != "" {
-			fmt.Fprintf(os.Stderr, "rank %d %s %v\n", w.Rank(), c.Name, time.Since(t0))
 		}
 	}
 	return net.Close()
