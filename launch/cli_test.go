@@ -203,3 +203,25 @@ func TestHelpDocumentsFlags(t *testing.T) {
 		}
 	}
 }
+
+// `dmg bench verbs` runs over both providers and reports every case.
+func TestBenchVerbs(t *testing.T) {
+	for _, fab := range []string{"shm", "tcp"} {
+		t.Run(fab, func(t *testing.T) {
+			js := filepath.Join(t.TempDir(), "bench.json")
+			res := mpitest.Exec(t, 2, nil, dmgBin(t), "--roles", "cn:1,mn:1", "bench", "verbs", "--fabric", fab, "--duration", "20ms", "--span", "1MiB", "--json", js)
+			if res.ExitCode != 0 {
+				t.Fatalf("exit %d\n%s%s", res.ExitCode, res.Stdout, res.Stderr)
+			}
+			for _, want := range []string{"4.0 KiB", "cas", "faa", "call per op", fab} {
+				if !strings.Contains(res.Stdout, want) {
+					t.Errorf("bench output lacks %q:\n%s", want, res.Stdout)
+				}
+			}
+			b, err := os.ReadFile(js)
+			if err != nil || !strings.Contains(string(b), `"ops_per_sec"`) {
+				t.Errorf("bench JSON: %v %s", err, b)
+			}
+		})
+	}
+}

@@ -44,6 +44,7 @@ type runFlags struct {
 	weighted   bool
 	dense      float64
 	alpha      float64
+	nic        string
 	fs         *pflag.FlagSet
 }
 
@@ -65,6 +66,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&r.undirected, "undirected", false, "treat the input as undirected (store every edge both ways)")
 	fs.BoolVar(&r.weighted, "weighted", false, "load edge weights (inputs without weights get deterministic synthetic weights in (0,1]); SSSP implies it")
 	fs.Float64Var(&r.dense, "dense-threshold", 20, "an iteration is dense when its active edges exceed |E|/`D`")
+	fs.StringVar(&r.nic, "nic-profile", verbs.DefaultProfile.Name, "NIC cost model that projects the counted operations to RDMA time: a profile name or lat=2us,iops=35M,qpiops=10M,bw=12.5GB/s")
 	fs.Float64Var(&r.alpha, "alpha", 0, "vertex weight α of stage-1 partitioning, α·|V_i|+|E_i| (default 8·(CNs−1))")
 }
 
@@ -104,18 +106,28 @@ func (r *runFlags) jobConfig(j *Job) (rank.JobConfig, error) {
 	if r.batch < 1 || r.workers < 0 || r.dense <= 0 || r.alpha < 0 || r.timeout <= 0 {
 		return cfg, BadInputf("launch: --batch ≥ 1, --workers ≥ 0, --dense-threshold > 0, --alpha ≥ 0 and --timeout > 0 are required")
 	}
+	prof, err := verbs.ParseProfile(r.nic)
+	if err != nil {
+		return cfg, BadInput(err)
+	}
+	cfg.Engine.Profile = prof
 	if r.out != "" {
 		cfg.PreCheck = func() error { return checkWritable(r.out) }
 	}
-	vc := verbs.Config{Timeout: r.timeout, Provider: r.fabric}
 	cfg.Open = func(c verbs.Config) (verbs.Network, error) {
-		c.Timeout, c.Provider = vc.Timeout, vc.Provider
-		if j.Opts.Local {
-			return memfab.Open(j.cluster, j.World, c)
-		}
-		return fabric.Open(j.World, c)
+		c.Timeout, c.Provider = r.timeout, r.fabric
+		return j.openNetwork(c)
 	}
 	return cfg, nil
+}
+
+// openNetwork opens the job's data path: the in-process fabric with
+// --local, libfabric otherwise. It is collective.
+func (j *Job) openNetwork(c verbs.Config) (verbs.Network, error) {
+	if j.Opts.Local {
+		return memfab.Open(j.cluster, j.World, c)
+	}
+	return fabric.Open(j.World, c)
 }
 
 // checkWritable fails unless a file can be created beside path.
@@ -246,6 +258,8 @@ type runReport struct {
 	CNCacheBytesMax uint64           `json:"cn_cache_bytes_max"`
 	MNPoolBytes     []uint64         `json:"mn_pool_bytes"`
 	MNUsedBytes     []uint64         `json:"mn_used_bytes"`
+	ModeledFabricS  float64          `json:"modeled_fabric_s"`
+	NICProfile      string           `json:"nic_profile"`
 	Verified        bool             `json:"verified"`
 }
 
@@ -282,6 +296,7 @@ func newRunReport(j *Job, out *rank.Outcome) *runReport {
 	}
 	r.CNCacheBytesMax = out.Result.MaxCacheBytes
 	r.MNPoolBytes, r.MNUsedBytes = out.MNPool, out.MNUsed
+	r.ModeledFabricS, r.NICProfile = out.Result.ModeledSeconds, out.NICProfile
 	return r
 }
 
@@ -296,15 +311,15 @@ func (r *runReport) print(j *Job) {
 		r.Times.Load, hn(uint64(float64(r.Graph.Edges)/max(r.Times.Load, 1e-9))), r.Times.Partition, r.Balance.Imbalance,
 		r.Times.Compute, hn(uint64(r.EdgesPerSecond)), r.Times.Total)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "iter\tmode\tactive V\tactive E\treads\twrites\tatomics\tbytes\tseconds\t")
+	fmt.Fprintln(tw, "iter\tmode\tactive V\tactive E\treads\twrites\tatomics\tbytes\tseconds\tmodelled\t")
 	for i, it := range r.Iterations {
 		mode := "sparse"
 		if it.Dense {
 			mode = "dense"
 		}
 		v := it.Verbs
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t\n", i, mode, hn(it.ActiveVertices), hn(it.ActiveEdges),
-			hn(v.Reads), hn(v.Writes), hn(v.Atomics()), hb(v.Bytes()), it.Seconds)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t%.6f\t\n", i, mode, hn(it.ActiveVertices), hn(it.ActiveEdges),
+			hn(v.Reads), hn(v.Writes), hn(v.Atomics()), hb(v.Bytes()), it.Seconds, it.ModeledSeconds)
 	}
 	tw.Flush()
 	v := r.Verbs
@@ -314,6 +329,7 @@ func (r *runReport) print(j *Job) {
 	for i, p := range r.MNPoolBytes {
 		pools[i] = fmt.Sprintf("%s/%s", hb(r.MNUsedBytes[i]), hb(p))
 	}
+	fmt.Fprintf(w, "modelled fabric time on %s: %.4fs\n", r.NICProfile, r.ModeledFabricS)
 	fmt.Fprintf(w, "memory: CN cache %s max per CN; MN used/pool %s\n", hb(r.CNCacheBytesMax), strings.Join(pools, ", "))
 	if r.Verified {
 		fmt.Fprintln(w, "verified: the serial verifier accepts the result")

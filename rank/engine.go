@@ -2,6 +2,7 @@ package rank
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"math"
 	"runtime"
 	"sync"
@@ -30,6 +31,9 @@ type Config struct {
 	Agree func(error) error
 	// Logf logs progress (may be nil).
 	Logf func(format string, args ...any)
+	// Profile is the NIC model that projects the counted operations to an
+	// RDMA fabric (zero: verbs.DefaultProfile).
+	Profile verbs.Profile
 }
 
 // EnsureDefaults fills zero fields.
@@ -45,6 +49,9 @@ func (c *Config) EnsureDefaults() {
 	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
+	}
+	if c.Profile.Name == "" {
+		c.Profile = verbs.DefaultProfile
 	}
 }
 
@@ -71,10 +78,14 @@ func barrierAgree(w *spmd.World) func(error) error {
 
 // IterStats is one iteration, summed over the job.
 type IterStats struct {
-	Dense          bool           `json:"dense"`
-	ActiveVertices uint64         `json:"active_vertices"`
-	ActiveEdges    uint64         `json:"active_edges"`
-	Seconds        float64        `json:"seconds"`
+	Dense          bool    `json:"dense"`
+	ActiveVertices uint64  `json:"active_vertices"`
+	ActiveEdges    uint64  `json:"active_edges"`
+	Seconds        float64 `json:"seconds"`
+	// ModeledSeconds is the iteration's fabric time projected by the NIC
+	// model: its slowest endpoint, CN NIC or MN NIC.
+	ModeledSeconds float64        `json:"modeled_s"`
+	Bottleneck     string         `json:"bottleneck"`
 	Verbs          verbs.Counters `json:"verbs"`
 }
 
@@ -93,6 +104,8 @@ type Result struct {
 	// MaxCacheBytes is the largest CacheBytes over the CNs.
 	MaxCacheBytes  uint64
 	ComputeSeconds float64
+	// ModeledSeconds is the sum of the iterations' modelled fabric time.
+	ModeledSeconds float64
 }
 
 // Run executes cfg.Program on every rank of w: CNs compute over their chunk
@@ -135,6 +148,9 @@ func Run(w *spmd.World, net verbs.Network, st *Store, chunks []uint32, degrees [
 	if err != nil {
 		return nil, err
 	}
+	if _, _, err := e.model(); err != nil { // start the per-iteration deltas here
+		return nil, err
+	}
 	for it := 0; it < maxIter && (p.Iterations > 0 || activeV > 0); it++ {
 		t0 := time.Now()
 		dense := float64(activeE) > float64(st.E)/cfg.DenseDivisor
@@ -157,6 +173,10 @@ func Run(w *spmd.World, net verbs.Network, st *Store, chunks []uint32, degrees [
 			return nil, err
 		}
 		s := IterStats{Dense: dense, ActiveVertices: activeV, ActiveEdges: activeE, Seconds: time.Since(t0).Seconds(), Verbs: cur.Sub(prev)}
+		if s.ModeledSeconds, s.Bottleneck, err = e.model(); err != nil {
+			return nil, err
+		}
+		res.ModeledSeconds += s.ModeledSeconds
 		res.Iterations = append(res.Iterations, s)
 		mode := "sparse"
 		if dense {
@@ -200,6 +220,45 @@ type engine struct {
 	acc    []uint64 // accumulators of the next iteration (the CN cache)
 	active []bool
 	eps    []verbs.Endpoint
+	// last holds each endpoint's counters at the previous model() call.
+	last []verbs.EndpointLoad
+}
+
+// model projects the fabric time since the previous call with the NIC
+// profile: every CN's per-endpoint, per-MN operation counts are gathered
+// and the slowest endpoint or NIC bounds the phase.
+func (e *engine) model() (float64, string, error) {
+	var mine []verbs.EndpointLoad
+	for i, ep := range e.eps {
+		cur := verbs.EndpointLoad{CN: e.w.Index, Total: ep.Counters(), PerMN: ep.CountersByMN()}
+		if len(e.last) <= i {
+			e.last = append(e.last, verbs.EndpointLoad{PerMN: make([]verbs.Counters, len(cur.PerMN))})
+		}
+		d := verbs.EndpointLoad{CN: cur.CN, Total: cur.Total.Sub(e.last[i].Total), PerMN: make([]verbs.Counters, len(cur.PerMN))}
+		for m := range cur.PerMN {
+			d.PerMN[m] = cur.PerMN[m].Sub(e.last[i].PerMN[m])
+		}
+		e.last[i] = cur
+		mine = append(mine, d)
+	}
+	blob, err := json.Marshal(mine)
+	if err != nil {
+		return 0, "", errors.Wrap(err, "rank: encoding fabric loads")
+	}
+	all, err := e.w.Comm.AllGather(blob)
+	if err != nil {
+		return 0, "", err
+	}
+	var loads []verbs.EndpointLoad
+	for _, b := range all {
+		var l []verbs.EndpointLoad
+		if err := json.Unmarshal(b, &l); err != nil {
+			return 0, "", errors.Wrap(err, "rank: decoding fabric loads")
+		}
+		loads = append(loads, l...)
+	}
+	mt := e.cfg.Profile.Time(loads)
+	return mt.Seconds, mt.Bottleneck, nil
 }
 
 func (e *engine) isCN() bool { return e.w.Role == spmd.CN }

@@ -60,23 +60,24 @@ type JobConfig struct {
 
 // Outcome is what Execute reports on each rank.
 type Outcome struct {
-	Program   *algo.Program
-	Meta      *csr.Meta
-	Vertices  uint64
-	Edges     uint64
-	Source    uint32 // dense id (BFS, SSSP)
-	Graph     *csr.Graph
-	Result    *Result
-	Chunks    []uint32
-	Imbalance float64
-	MNPool    []uint64 // pool bytes per MN
-	MNUsed    []uint64 // bytes of graph and attributes per MN
-	Provider  string
-	Damping   float64 // PageRank
-	Workers   int     // per CN
-	LoadS     float64
-	PartS     float64
-	ComputeS  float64
+	Program    *algo.Program
+	Meta       *csr.Meta
+	Vertices   uint64
+	Edges      uint64
+	Source     uint32 // dense id (BFS, SSSP)
+	Graph      *csr.Graph
+	Result     *Result
+	Chunks     []uint32
+	Imbalance  float64
+	MNPool     []uint64 // pool bytes per MN
+	MNUsed     []uint64 // bytes of graph and attributes per MN
+	Provider   string
+	Damping    float64 // PageRank
+	Workers    int     // per CN
+	NICProfile string
+	LoadS      float64
+	PartS      float64
+	ComputeS   float64
 }
 
 // poolHeadroom is added to a pool sized from the graph.
@@ -105,7 +106,7 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 		return nil, err
 	}
 	out.Program, out.Vertices, out.Edges = prog, uint64(g.N), g.NumEdges()
-	out.Workers = cfg.Engine.Workers
+	out.Workers, out.NICProfile = cfg.Engine.Workers, cfg.Engine.Profile.Name
 	loadRead := time.Since(t0)
 
 	// Phase 2: stage-1 partitioning, cross-checked across ranks.
