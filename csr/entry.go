@@ -203,7 +203,7 @@ func (c EntryCodec) EncodeInPlace(b []byte, dst []uint32, w []float32) error {
 	if len(dst) > k {
 		return errors.Errorf("csr: %d edges do not fit in place (at most %d)", len(dst), k)
 	}
-	if c.Weighted != (w != nil) || (w != nil && len(w) != len(dst)) {
+	if (c.Weighted && len(w) != len(dst)) || (!c.Weighted && len(w) > 0) {
 		return errors.Errorf("csr: %d in-place weights for %d edges of a weighted=%v codec", len(w), len(dst), c.Weighted)
 	}
 	clear(b[:c.Size])

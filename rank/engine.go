@@ -1,7 +1,6 @@
 package rank
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"math"
 	"runtime"
@@ -112,15 +111,21 @@ type Result struct {
 // [chunks[i], chunks[i+1]) of the graph stored in st; MNs take part in the
 // collectives while their pools serve the fabric. degrees are the
 // out-degrees of this CN's chunk (nil on MNs).
-func Run(w *spmd.World, net verbs.Network, st *Store, chunks []uint32, degrees []uint64, cfg Config) (*Result, error) {
+//
+// eps are this CN's endpoints, one per worker (nil on MNs); the caller
+// closes them.
+func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, degrees []uint64, cfg Config) (*Result, error) {
 	cfg.EnsureDefaults()
 	if cfg.Agree == nil {
 		cfg.Agree = barrierAgree(w)
 	}
 	p := cfg.Program
-	e := &engine{w: w, net: net, st: st, cfg: cfg, p: p}
+	e := &engine{w: w, net: net, st: st, cfg: cfg, p: p, eps: eps}
 	if w.Role == spmd.CN {
-		e.lo, e.hi = chunks[w.Index], chunks[w.Index+1]
+		if len(eps) == 0 {
+			return nil, errors.New("rank: a compute node needs at least one endpoint")
+		}
+		e.lo, e.hi = st.Config.Bounds[w.Index], st.Config.Bounds[w.Index+1]
 		e.deg = degrees
 		if uint32(len(degrees)) != e.hi-e.lo {
 			return nil, errors.Errorf("rank: %d degrees for a chunk of %d vertices", len(degrees), e.hi-e.lo)
@@ -142,7 +147,7 @@ func Run(w *spmd.World, net verbs.Network, st *Store, chunks []uint32, degrees [
 	}
 	maxIter := p.Iterations
 	if maxIter == 0 {
-		maxIter = int(st.N) + 1
+		maxIter = int(st.N()) + 1
 	}
 	prev, err := e.jobCounters()
 	if err != nil {
@@ -153,8 +158,8 @@ func Run(w *spmd.World, net verbs.Network, st *Store, chunks []uint32, degrees [
 	}
 	for it := 0; it < maxIter && (p.Iterations > 0 || activeV > 0); it++ {
 		t0 := time.Now()
-		dense := float64(activeE) > float64(st.E)/cfg.DenseDivisor
-		itc := &algo.Iteration{N: st.N, Dangling: dangling}
+		dense := float64(activeE) > float64(st.Edges)/cfg.DenseDivisor
+		itc := &algo.Iteration{N: st.N(), Dangling: dangling}
 		if err := cfg.Agree(e.push()); err != nil {
 			return nil, err
 		}
@@ -199,13 +204,13 @@ func Run(w *spmd.World, net verbs.Network, st *Store, chunks []uint32, degrees [
 	// Rank 0 gathers the values from DM for the output.
 	var gather error
 	if w.Rank() == 0 {
-		res.Values = make([]uint64, st.N)
-		gather = st.readWords(e.eps[0], st.ValueAddr, 0, res.Values)
+		res.Values = make([]uint64, st.N())
+		gather = st.readWords(e.eps[0], attrValue, 0, res.Values)
 	}
 	if err := cfg.Agree(gather); err != nil {
 		return nil, err
 	}
-	return res, e.close()
+	return res, nil
 }
 
 type engine struct {
@@ -270,33 +275,18 @@ func (e *engine) init() error {
 	n := e.hi - e.lo
 	e.val, e.acc, e.active = make([]uint64, n), make([]uint64, n), make([]bool, n)
 	for i := range n {
-		e.val[i], e.active[i] = e.p.Init(e.lo+i, e.st.N)
+		e.val[i], e.active[i] = e.p.Init(e.lo+i, e.st.N())
 		e.acc[i] = e.p.Identity
 	}
-	for range e.cfg.Workers {
-		ep, err := e.net.NewEndpoint()
-		if err != nil {
-			return err
-		}
+	for _, ep := range e.eps {
 		if _, ok := ep.(verbs.Atomics); !ok {
 			return errors.Errorf("rank: the %s fabric has no remote atomics", e.net.Provider())
 		}
-		e.eps = append(e.eps, ep)
 	}
-	if err := e.st.writeWords(e.eps[0], e.st.ValueAddr, e.lo, e.val); err != nil {
+	if err := e.st.writeWords(e.eps[0], attrValue, e.lo, e.val); err != nil {
 		return err
 	}
-	return e.st.writeWords(e.eps[0], e.st.InboxAddr, e.lo, e.acc)
-}
-
-func (e *engine) close() error {
-	var first error
-	for _, ep := range e.eps {
-		if err := ep.Close(); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
+	return e.st.writeWords(e.eps[0], attrInbox, e.lo, e.acc)
 }
 
 func (e *engine) cacheBytes() uint64 {
@@ -354,14 +344,16 @@ func (e *engine) reduceDangling() (float64, error) {
 	return v[0], nil
 }
 
-// batch is a run of consecutive own vertices on one MN.
-type batch struct{ span }
+// batch is a run of consecutive own vertices: a loading batch of the
+// layout (its out-of-place lists are contiguous on one MN), cut to at most
+// Config.Batch vertices.
+type batch struct{ lo, hi uint32 }
 
 func (e *engine) batches() []batch {
 	var out []batch
-	for _, sp := range e.st.spans(e.lo, e.hi) {
-		for a := sp.lo; a < sp.hi; a += uint32(e.cfg.Batch) {
-			out = append(out, batch{span{sp.mn, a, min(sp.hi, a+uint32(e.cfg.Batch))}})
+	for _, lb := range e.st.ChunkBatches(e.w.Index) {
+		for a := lb.Lo; a < lb.Hi; a += uint32(e.cfg.Batch) {
+			out = append(out, batch{a, min(lb.Hi, a+uint32(e.cfg.Batch))})
 		}
 	}
 	return out
@@ -381,7 +373,11 @@ func (e *engine) push() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			wk := newWorker(e, ep)
+			wk, err := newWorker(e, ep)
+			if err != nil {
+				errs[wi] = err
+				return
+			}
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(bs) {
@@ -412,7 +408,7 @@ func (e *engine) apply(it *algo.Iteration) error {
 	}
 	ep := e.eps[0]
 	inbox := make([]uint64, len(e.acc))
-	if err := e.st.readWords(ep, e.st.InboxAddr, e.lo, inbox); err != nil {
+	if err := e.st.readWords(ep, attrInbox, e.lo, inbox); err != nil {
 		return err
 	}
 	for i := range e.acc {
@@ -423,23 +419,20 @@ func (e *engine) apply(it *algo.Iteration) error {
 		e.acc[i] = e.p.Identity
 		inbox[i] = e.p.Identity
 	}
-	if err := e.st.writeWords(ep, e.st.ValueAddr, e.lo, e.val); err != nil {
+	if err := e.st.writeWords(ep, attrValue, e.lo, e.val); err != nil {
 		return err
 	}
-	return e.st.writeWords(ep, e.st.InboxAddr, e.lo, inbox)
+	return e.st.writeWords(ep, attrInbox, e.lo, inbox)
 }
 
 // worker is one goroutine's state: its endpoint and reusable buffers.
 type worker struct {
-	e       *engine
-	ep      verbs.Endpoint
-	at      verbs.Atomics
-	merger  *verbs.ReadMerger
-	offs    []byte
-	edges   []byte
-	weights []byte
-	remote  map[uint32]uint64
-	pend    []pending
+	e      *engine
+	ep     verbs.Endpoint
+	at     verbs.Atomics
+	f      *fetcher
+	remote map[uint32]uint64
+	pend   []pending
 }
 
 type pending struct {
@@ -447,88 +440,41 @@ type pending struct {
 	cand, old, prev uint64
 }
 
-func newWorker(e *engine, ep verbs.Endpoint) *worker {
-	m, _ := verbs.NewReadMerger(ep, e.net, 4096, 4<<20)
-	return &worker{e: e, ep: ep, at: ep.(verbs.Atomics), merger: m, remote: map[uint32]uint64{}}
-}
-
-func grow(b []byte, n int) []byte {
-	if cap(b) < n {
-		return make([]byte, n)
+func newWorker(e *engine, ep verbs.Endpoint) (*worker, error) {
+	f, err := newFetcher(e.st, ep, e.net)
+	if err != nil {
+		return nil, err
 	}
-	return b[:n]
+	return &worker{e: e, ep: ep, at: ep.(verbs.Atomics), f: f, remote: map[uint32]uint64{}}, nil
 }
 
 func (wk *worker) process(b batch) error {
 	e := wk.e
-	st := e.st
-	any := false
-	for v := b.lo; v < b.hi; v++ {
-		if e.active[v-e.lo] {
-			any = true
-			break
-		}
-	}
-	if !any {
-		return nil
-	}
-	// Round trip 1: the batch's offsets, one READ.
-	wk.offs = grow(wk.offs, 8*int(b.hi-b.lo+1))
-	if err := wk.ep.Read(wk.offs, st.OffsetAddr(b.mn, b.lo)); err != nil {
-		return err
-	}
-	if err := wk.ep.Flush(); err != nil {
-		return err
-	}
-	off := func(v uint32) uint64 { return binary.LittleEndian.Uint64(wk.offs[8*(v-b.lo):]) }
-	// Round trip 2: the edge lists of the active vertices, merged.
-	first, last := off(b.lo), off(b.hi)
-	wk.edges = grow(wk.edges, 4*int(last-first))
-	if st.Weighted {
-		wk.weights = grow(wk.weights, 8*int(last-first))
-	}
-	for v := b.lo; v < b.hi; v++ {
-		a, z := off(v), off(v+1)
-		if !e.active[v-e.lo] || a == z {
-			continue
-		}
-		if err := wk.merger.Read(wk.edges[4*(a-first):4*(z-first)], st.EdgeAddr(b.mn, a)); err != nil {
-			return err
-		}
-		if st.Weighted {
-			if err := wk.merger.Read(wk.weights[8*(a-first):8*(z-first)], st.WeightAddr(b.mn, a)); err != nil {
-				return err
+	p, n := e.p, e.st.N()
+	active := func(v uint32) bool { return e.active[v-e.lo] }
+	err := wk.f.fetch(b.lo, b.hi, active, func(v uint32, dst []uint32, ws []float32) error {
+		val, deg := e.val[v-e.lo], uint64(len(dst))
+		for k, d := range dst {
+			if d >= n {
+				return errors.Errorf("rank: vertex %d has an edge to %d, beyond the %d vertices (corrupt store)", v, d, n)
 			}
-		}
-	}
-	if err := wk.merger.Flush(); err != nil {
-		return err
-	}
-	p := e.p
-	for v := b.lo; v < b.hi; v++ {
-		a, z := off(v), off(v+1)
-		if !e.active[v-e.lo] || a == z {
-			continue
-		}
-		val, deg := e.val[v-e.lo], z-a
-		for k := a; k < z; k++ {
-			dst := binary.LittleEndian.Uint32(wk.edges[4*(k-first):])
 			w := 1.0
-			if st.Weighted {
-				w = math.Float64frombits(binary.LittleEndian.Uint64(wk.weights[8*(k-first):]))
-			}
-			if dst >= st.N {
-				return errors.Errorf("rank: vertex %d has an edge to %d, beyond the %d vertices (corrupt store)", v, dst, st.N)
+			if ws != nil {
+				w = float64(ws[k])
 			}
 			cand := p.Edge(val, deg, w)
-			if dst >= e.lo && dst < e.hi {
-				reduceLocal(p, &e.acc[dst-e.lo], cand)
-			} else if old, ok := wk.remote[dst]; ok {
-				wk.remote[dst] = p.Combine(old, cand)
+			if d >= e.lo && d < e.hi {
+				reduceLocal(p, &e.acc[d-e.lo], cand)
+			} else if old, ok := wk.remote[d]; ok {
+				wk.remote[d] = p.Combine(old, cand)
 			} else {
-				wk.remote[dst] = cand
+				wk.remote[d] = cand
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return wk.flushRemote()
 }

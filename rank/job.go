@@ -53,6 +53,11 @@ type JobConfig struct {
 	// Open opens the data path (memfab or fabric) with the given config.
 	Open   func(cfg verbs.Config) (verbs.Network, error)
 	Engine Config
+	// Layout tunes the DM layout (entry size, in-place storage); the
+	// memory nodes, chunk bounds and attribute arrays are filled in.
+	Layout csr.LayoutConfig
+	// LoadProgress, if set, is called as this CN loads its chunk.
+	LoadProgress func(csr.LoadProgress)
 	// PreCheck runs on world rank 0 in the first phase (e.g. that --out is
 	// writable), so bad output paths fail before any work.
 	PreCheck func() error
@@ -60,28 +65,30 @@ type JobConfig struct {
 
 // Outcome is what Execute reports on each rank.
 type Outcome struct {
-	Program    *algo.Program
-	Meta       *csr.Meta
-	Vertices   uint64
-	Edges      uint64
-	Source     uint32 // dense id (BFS, SSSP)
-	Graph      *csr.Graph
-	Result     *Result
-	Chunks     []uint32
-	Imbalance  float64
-	MNPool     []uint64 // pool bytes per MN
-	MNUsed     []uint64 // bytes of graph and attributes per MN
-	Provider   string
-	Damping    float64 // PageRank
-	Workers    int     // per CN
-	NICProfile string
-	LoadS      float64
-	PartS      float64
-	ComputeS   float64
+	Program      *algo.Program
+	Meta         *csr.Meta
+	Vertices     uint64
+	Edges        uint64
+	Source       uint32 // dense id (BFS, SSSP)
+	Graph        *csr.Graph
+	Result       *Result
+	Chunks       []uint32
+	Imbalance    float64
+	MNPool       []uint64        // pool bytes per MN
+	MNUsed       []uint64        // bytes of graph and attributes per MN
+	InPlaceShare float64         // vertices whose edges sit in their index entry
+	Load         *csr.LoadReport // this CN's loading
+	Provider     string
+	Damping      float64 // PageRank
+	Workers      int     // per CN
+	NICProfile   string
+	LoadS        float64
+	PartS        float64
+	ComputeS     float64
 }
 
 // poolHeadroom is added to a pool sized from the graph.
-const poolHeadroom = 1 << 20
+const poolHeadroom = 1 << 16
 
 // Execute runs one job on every rank: read or generate the graph, cut it
 // into chunks, open the fabric with pools sized for it, load each CN's
@@ -128,20 +135,23 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 
 	// Phase 3: lay out, size pools, open the fabric.
 	t2 := time.Now()
-	st, err := NewStore(g.Offsets, prog.Weighted, w.Roles.MN)
+	lcfg := cfg.Layout
+	lcfg.NumMN, lcfg.Bounds, lcfg.AttrBytes = w.Roles.MN, out.Chunks, attrBytes
+	layout, err := csr.Plan(g, lcfg)
 	if err == nil && cfg.MNMem > 0 {
-		for m, need := range st.Need {
-			if need > cfg.MNMem {
-				err = paramErrorf("the graph needs %d bytes on MN %d but --mn-mem gives each memory node %d; raise --mn-mem or add memory nodes", need, m, cfg.MNMem)
-				break
-			}
+		avail := make([]uint64, w.Roles.MN)
+		for m := range avail {
+			avail[m] = cfg.MNMem
+		}
+		if cerr := layout.CheckCapacity(avail); cerr != nil {
+			err = &ParamError{Msg: "--mn-mem is too small: " + cerr.Error()}
 		}
 	}
 	var net verbs.Network
 	if err == nil {
 		pool := uint64(0)
 		if w.Role == spmd.MN {
-			pool = st.Need[w.Index] + poolHeadroom
+			pool = layout.MN[w.Index].Needed + poolHeadroom
 			if cfg.MNMem > 0 {
 				pool = cfg.MNMem
 			}
@@ -151,30 +161,42 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 	if err := agree(err); err != nil {
 		return nil, err
 	}
+	st := &Store{Layout: layout}
+	var eps []verbs.Endpoint
 	closed := false
 	defer func() {
+		for _, ep := range eps {
+			ep.Close()
+		}
 		if !closed {
 			net.Close()
 		}
 	}()
 	out.Provider = net.Provider()
-	out.MNUsed = st.Need
+	out.InPlaceShare = layout.InPlaceShare()
+	pools := make([]uint64, w.Roles.MN)
 	for m := range w.Roles.MN {
-		out.MNPool = append(out.MNPool, net.PoolSize(m))
+		pools[m] = net.PoolSize(m)
+		out.MNPool = append(out.MNPool, pools[m])
+		out.MNUsed = append(out.MNUsed, layout.MN[m].Needed)
 	}
 
-	// Phase 4: every CN writes its chunk.
+	// Phase 4: every CN writes its chunk, one endpoint per worker (the
+	// engine keeps them: connection set-up is not free on every fabric).
 	var degrees []uint64
-	err = st.Check(net)
+	err = layout.CheckCapacity(pools)
 	if err == nil && w.Role == spmd.CN {
 		lo, hi := out.Chunks[w.Index], out.Chunks[w.Index+1]
 		degrees = deg[lo:hi]
-		var ep verbs.Endpoint
-		if ep, err = net.NewEndpoint(); err == nil {
-			err = st.Load(ep, g, lo, hi)
-			if cerr := ep.Close(); err == nil {
-				err = cerr
+		for range cfg.Engine.Workers {
+			var ep verbs.Endpoint
+			if ep, err = net.NewEndpoint(); err != nil {
+				break
 			}
+			eps = append(eps, ep)
+		}
+		if err == nil {
+			out.Load, err = layout.Load(g, w.Index, eps, csr.LoadOptions{Progress: cfg.LoadProgress})
 		}
 	}
 	if err := agree(err); err != nil {
@@ -189,7 +211,7 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 	// Phase 5: compute.
 	ecfg := cfg.Engine
 	ecfg.Program = prog
-	res, err := Run(w, net, st, out.Chunks, degrees, ecfg)
+	res, err := Run(w, net, st, eps, degrees, ecfg)
 	if err != nil {
 		return nil, err
 	}
@@ -215,6 +237,11 @@ func prepare(cfg *JobConfig, out *Outcome) (*csr.Graph, *algo.Program, error) {
 	g, meta, err := csr.Open(cfg.Graph, opts)
 	if err != nil {
 		return nil, nil, err
+	}
+	// Weights are float32 on DM (csr's layout); round the in-memory copy
+	// the same way so verifiers see the weights the engine uses.
+	for i, x := range g.Weights {
+		g.Weights[i] = float64(float32(x))
 	}
 	out.Meta = meta
 	src := func(has bool, ext uint64) (uint32, error) {
