@@ -1,6 +1,7 @@
 package launch_test
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -223,5 +224,34 @@ func TestBenchVerbs(t *testing.T) {
 				t.Errorf("bench JSON: %v %s", err, b)
 			}
 		})
+	}
+}
+
+// `dmg load` lays a Kronecker graph out evenly over the memory nodes.
+func TestLoadUnderMpirun(t *testing.T) {
+	js := filepath.Join(t.TempDir(), "load.json")
+	res := mpitest.Exec(t, 4, nil, dmgBin(t), "--roles", "cn:2,mn:2", "load", "--graph", "kron:16", "--json", js)
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d\n%s%s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	for _, want := range []string{"65,536 vertices", "out-degree:", "degree histogram", "in place", "mn0", "mn1", "edges/s"} {
+		if !strings.Contains(res.Stdout, want) {
+			t.Errorf("load report lacks %q:\n%s", want, res.Stdout)
+		}
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		MNBytes     []uint64 `json:"mn_bytes"`
+		MNImbalance float64  `json:"mn_imbalance"`
+		InPlace     float64  `json:"in_place_share"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.MNBytes) != 2 || rep.MNImbalance > 1.10 || rep.InPlace <= 0 || rep.InPlace >= 1 {
+		t.Fatalf("layout report %+v: want 2 MNs within 10%% and a partial in-place share", rep)
 	}
 }

@@ -93,6 +93,7 @@ func (r *runFlags) jobConfig(j *Job) (rank.JobConfig, error) {
 		Iterations: r.iterations, Damping: r.damping, Alpha: r.alpha,
 		Engine: rank.Config{Workers: r.workers, Batch: r.batch, DenseDivisor: r.dense, Agree: j.Agree, Logf: j.Logf},
 	}
+	cfg.LoadProgress = loadProgress(j)
 	if r.algo == "" {
 		return cfg, BadInputf("launch: --algo is required; one of %s", strings.Join(rank.Algorithms, ", "))
 	}

@@ -58,6 +58,8 @@ type JobConfig struct {
 	Layout csr.LayoutConfig
 	// LoadProgress, if set, is called as this CN loads its chunk.
 	LoadProgress func(csr.LoadProgress)
+	// LoadOnly stops after loading (dmg load): no algorithm is needed.
+	LoadOnly bool
 	// PreCheck runs on world rank 0 in the first phase (e.g. that --out is
 	// writable), so bad output paths fail before any work.
 	PreCheck func() error
@@ -78,6 +80,8 @@ type Outcome struct {
 	MNUsed       []uint64        // bytes of graph and attributes per MN
 	InPlaceShare float64         // vertices whose edges sit in their index entry
 	Load         *csr.LoadReport // this CN's loading
+	Layout       *csr.Layout
+	Degrees      csr.DegreeSummary
 	Provider     string
 	Damping      float64 // PageRank
 	Workers      int     // per CN
@@ -113,6 +117,7 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 		return nil, err
 	}
 	out.Program, out.Vertices, out.Edges = prog, uint64(g.N), g.NumEdges()
+	out.Degrees = csr.Degrees(g)
 	out.Workers, out.NICProfile = cfg.Engine.Workers, cfg.Engine.Profile.Name
 	loadRead := time.Since(t0)
 
@@ -207,6 +212,11 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 		out.Graph = g
 	}
 	g = nil // the CNs compute from DM only
+	out.Layout = layout
+	if cfg.LoadOnly {
+		closed = true
+		return out, agree(net.Close())
+	}
 
 	// Phase 5: compute.
 	ecfg := cfg.Engine
@@ -225,6 +235,11 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 func prepare(cfg *JobConfig, out *Outcome) (*csr.Graph, *algo.Program, error) {
 	name := strings.ToLower(cfg.Algo)
 	opts := cfg.Csr
+	if cfg.LoadOnly {
+		g, meta, err := csr.Open(cfg.Graph, opts)
+		out.Meta = meta
+		return g, &algo.Program{Name: "load"}, err
+	}
 	switch name {
 	case "wcc":
 		opts.Undirected = true
