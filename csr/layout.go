@@ -37,8 +37,9 @@ type LayoutConfig struct {
 	// are contiguous on one MN.
 	BatchVertices int
 	// Granule is the round-robin granularity for edge lists (default
-	// 1 MiB): batches go to one MN until it has received Granule bytes in
-	// its turn, then to the next.
+	// 1 MiB, less for graphs under 8·Granule·M bytes of edges): batches go
+	// to one MN until it has received Granule bytes, then to the MN that
+	// holds the fewest bytes so far (index and attributes included).
 	Granule uint64
 	// Reserve is extra space per MN after the graph (mailboxes etc.),
 	// counted by the capacity check. It starts at Layout.End(mn).
@@ -274,6 +275,9 @@ func Plan(g *Graph, cfg LayoutConfig) (*Layout, error) {
 			l.MN[b.MN].EdgeBytes += b.EdgeBytes
 		}
 	} else {
+		// A turn is at most Granule bytes, and small enough that a small
+		// graph still spreads over every MN.
+		granule := min(cfg.Granule, max(64<<10, l.Edges*rec/uint64(8*M)))
 		mn := 0
 		var turn uint64
 		for i := range l.Batches {
@@ -290,8 +294,15 @@ func Plan(g *Graph, cfg LayoutConfig) (*Layout, error) {
 			next[mn] = alignUp(next[mn]+b.EdgeBytes, batchAlign)
 			l.MN[mn].EdgeBytes += b.EdgeBytes
 			turn += b.EdgeBytes
-			if turn >= cfg.Granule {
-				mn, turn = (mn+1)%M, 0
+			if turn >= granule {
+				// Next turn: the MN holding the fewest bytes so far
+				// (index and attributes included), lowest id on ties.
+				mn, turn = 0, 0
+				for m := 1; m < M; m++ {
+					if next[m] < next[mn] {
+						mn = m
+					}
+				}
 			}
 		}
 	}

@@ -1,0 +1,290 @@
+package balance
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pkg/errors"
+)
+
+// Stats is what Run measured, per worker.
+type Stats struct {
+	// Busy is the time each worker spent inside fn.
+	Busy []time.Duration `json:"busy"`
+	// Tasks is the number of tasks each worker ran.
+	Tasks []int `json:"tasks"`
+	// Steals is the number of successful steals by each worker, and Stolen
+	// the number of tasks those steals moved.
+	Steals []int `json:"steals"`
+	Stolen []int `json:"stolen"`
+	// Wall is the elapsed time of the whole Run.
+	Wall time.Duration `json:"wall"`
+}
+
+func newStats(workers int) Stats {
+	return Stats{
+		Busy: make([]time.Duration, workers), Tasks: make([]int, workers),
+		Steals: make([]int, workers), Stolen: make([]int, workers),
+	}
+}
+
+// Add accumulates o into s worker by worker (for a job-wide total over
+// iterations); s grows to o's number of workers.
+func (s *Stats) Add(o Stats) {
+	for len(s.Busy) < len(o.Busy) {
+		s.Busy, s.Tasks = append(s.Busy, 0), append(s.Tasks, 0)
+		s.Steals, s.Stolen = append(s.Steals, 0), append(s.Stolen, 0)
+	}
+	for i := range o.Busy {
+		s.Busy[i] += o.Busy[i]
+		s.Tasks[i] += o.Tasks[i]
+		s.Steals[i] += o.Steals[i]
+		s.Stolen[i] += o.Stolen[i]
+	}
+	s.Wall += o.Wall
+}
+
+// TotalSteals is the number of steals over all workers.
+func (s Stats) TotalSteals() int {
+	n := 0
+	for _, x := range s.Steals {
+		n += x
+	}
+	return n
+}
+
+// TailRatio is the maximum over the median of the workers' busy times
+// (the median of an even count is the mean of the middle two): 1 means
+// perfectly even. It is 1 for one worker, for no workers and when no
+// worker was busy. When the median is zero but some worker was busy, it is
+// max/mean instead, which stays finite (at most the number of workers).
+func (s Stats) TailRatio() float64 {
+	n := len(s.Busy)
+	if n <= 1 {
+		return 1
+	}
+	b := slices.Clone(s.Busy)
+	slices.Sort(b)
+	mx := float64(b[n-1])
+	if mx == 0 {
+		return 1
+	}
+	med := float64(b[n/2])
+	if n%2 == 0 {
+		med = (float64(b[n/2-1]) + med) / 2
+	}
+	if med == 0 {
+		var sum float64
+		for _, x := range b {
+			sum += float64(x)
+		}
+		return mx / (sum / float64(n))
+	}
+	return mx / med
+}
+
+// deque is one worker's share: the owner pops from the front, thieves take
+// from the back. rem is the cost still queued, read without the lock to
+// pick a victim.
+type deque struct {
+	mu         sync.Mutex
+	tasks      []Task
+	costs      []uint64
+	head, tail int
+	rem        atomic.Int64
+}
+
+// pop takes the front task.
+func (d *deque) pop() (Task, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.head == d.tail {
+		return Task{}, false
+	}
+	t, c := d.tasks[d.head], d.costs[d.head]
+	d.head++
+	d.rem.Add(-int64(c))
+	return t, true
+}
+
+// stealHalf removes tasks from the back while they hold less than half of
+// the queued cost (at least one task) and returns them in order.
+func (d *deque) stealHalf() ([]Task, []uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.head == d.tail {
+		return nil, nil
+	}
+	half := uint64(d.rem.Load()) / 2
+	k, got := d.tail-1, d.costs[d.tail-1]
+	for k > d.head && got+d.costs[k-1] <= half {
+		k--
+		got += d.costs[k]
+	}
+	ts := slices.Clone(d.tasks[k:d.tail])
+	cs := slices.Clone(d.costs[k:d.tail])
+	d.tail = k
+	d.rem.Add(-int64(got))
+	return ts, cs
+}
+
+// install replaces an empty deque's contents with stolen tasks.
+func (d *deque) install(ts []Task, cs []uint64) {
+	var sum uint64
+	for _, c := range cs {
+		sum += c
+	}
+	d.mu.Lock()
+	d.tasks, d.costs, d.head, d.tail = ts, cs, 0, len(ts)
+	d.rem.Add(int64(sum))
+	d.mu.Unlock()
+}
+
+// Run executes every task once on workers goroutines and returns per-worker
+// statistics. The tasks are first dealt as contiguous shares of equal total
+// cost (cost nil: every task costs 1), one per worker, in order; each worker
+// runs its share from the front. With steal, a worker whose share is done
+// takes the back half (by cost) of the share with the most cost queued and
+// carries on, until no work is queued anywhere; without, each worker runs
+// only its own share. fn(worker, task) is called on the worker's goroutine,
+// so per-worker state indexed by worker needs no locking. The first error
+// stops every worker before its next task and is returned.
+func Run(workers int, tasks []Task, cost func(Task) uint64, steal bool, fn func(worker int, t Task) error) (Stats, error) {
+	if workers < 1 {
+		return Stats{}, errors.Errorf("balance: %d workers; need at least 1", workers)
+	}
+	if fn == nil {
+		return Stats{}, errors.New("balance: Run needs a task function")
+	}
+	start := time.Now()
+	costs := make([]uint64, len(tasks))
+	for i, t := range tasks {
+		c := uint64(1)
+		if cost != nil {
+			c = cost(t)
+		}
+		costs[i] = min(c, 1<<52) // keep the queued sums inside int64
+	}
+	ds := make([]deque, workers)
+	for w, b := range deal(costs, workers) {
+		d := &ds[w]
+		d.tasks, d.costs, d.head, d.tail = tasks[b[0]:b[1]], costs[b[0]:b[1]], 0, b[1]-b[0]
+		var sum uint64
+		for _, c := range d.costs {
+			sum += c
+		}
+		d.rem.Store(int64(sum))
+	}
+	st := newStats(workers)
+	var (
+		stop    atomic.Bool
+		errOnce sync.Once
+		first   error
+		wg      sync.WaitGroup
+	)
+	for w := range workers {
+		wg.Go(func() {
+			own := &ds[w]
+			for !stop.Load() {
+				t, ok := own.pop()
+				if !ok {
+					if !steal || !stealInto(ds, w) {
+						return
+					}
+					st.Steals[w]++
+					st.Stolen[w] += own.tail
+					continue
+				}
+				t0 := time.Now()
+				err := fn(w, t)
+				st.Busy[w] += time.Since(t0)
+				st.Tasks[w]++
+				if err != nil {
+					errOnce.Do(func() { first = err })
+					stop.Store(true)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	st.Wall = time.Since(start)
+	return st, first
+}
+
+// stealInto moves the back half of the busiest other share into worker w's
+// (empty) deque; false when no work is queued anywhere.
+func stealInto(ds []deque, w int) bool {
+	for {
+		victim, most := -1, int64(0)
+		for i := range ds {
+			if r := ds[i].rem.Load(); i != w && r > most {
+				victim, most = i, r
+			}
+		}
+		if victim < 0 {
+			// Zero-cost tasks leave rem at 0: look for any queued task.
+			victim = anyQueued(ds, w)
+			if victim < 0 {
+				return false
+			}
+		}
+		ts, cs := ds[victim].stealHalf()
+		if len(ts) > 0 {
+			ds[w].install(ts, cs)
+			return true
+		}
+	}
+}
+
+// anyQueued returns a worker other than w with a queued task, or -1.
+func anyQueued(ds []deque, w int) int {
+	for i := range ds {
+		if i == w {
+			continue
+		}
+		ds[i].mu.Lock()
+		n := ds[i].tail - ds[i].head
+		ds[i].mu.Unlock()
+		if n > 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// deal cuts costs into workers contiguous ranges [lo, hi) of near-equal
+// total cost: a task goes to the share its cost midpoint falls into.
+// With no cost at all, the ranges hold near-equal counts.
+func deal(costs []uint64, workers int) [][2]int {
+	var total uint64
+	for _, c := range costs {
+		total += c
+	}
+	out := make([][2]int, workers)
+	n := len(costs)
+	if total == 0 {
+		for w := range out {
+			out[w] = [2]int{n * w / workers, n * (w + 1) / workers}
+		}
+		return out
+	}
+	w, lo := 0, 0
+	var before float64 // cost of tasks before i
+	for i, c := range costs {
+		mid := before + float64(c)/2
+		for w < workers-1 && mid >= float64(total)*float64(w+1)/float64(workers) {
+			out[w] = [2]int{lo, i}
+			lo = i
+			w++
+		}
+		before += float64(c)
+	}
+	for ; w < workers; w++ {
+		out[w] = [2]int{lo, n}
+		lo = n
+	}
+	return out
+}
