@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"runtime"
@@ -9,14 +10,28 @@ import (
 	"time"
 
 	"github.com/dmg-hpc/dmg/algo"
+	"github.com/dmg-hpc/dmg/csr"
 	"github.com/dmg-hpc/dmg/spmd"
+	"github.com/dmg-hpc/dmg/update"
 	"github.com/dmg-hpc/dmg/verbs"
 	"github.com/pkg/errors"
 )
 
+// Modes of the engine (DESIGN.md §8).
+const (
+	ModeDMG      = "dmg"      // the design: adaptive store, merging, collaborative update
+	ModeNaive    = "naive"    // plain CSR on DM, per-vertex reads, remote atomics
+	ModeFAMGraph = "famgraph" // every CN holds the whole index and all attributes
+)
+
+// Modes lists the engine modes.
+var Modes = []string{ModeDMG, ModeNaive, ModeFAMGraph}
+
 // Config is how the engine runs a program.
 type Config struct {
 	Program *algo.Program
+	// Mode is dmg (default), naive or famgraph.
+	Mode string
 	// Workers per CN; 0 means the CN's cores.
 	Workers int
 	// Batch is the number of consecutive vertices a worker claims at once.
@@ -24,6 +39,22 @@ type Config struct {
 	// DenseDivisor classifies an iteration as dense when its active edges
 	// exceed |E|/DenseDivisor (Ligra's 20 by default).
 	DenseDivisor float64
+	// Ablations of --mode dmg, one part of the design off each.
+	NoMerge    bool // one READ per entry and per list, no merging of neighbours
+	NoDoorbell bool // every operation its own doorbell and round trip
+	NoCollab   bool // direct remote update in dense iterations too
+	NoRefRD    bool // no pass-by-reference redistribution
+	NoValRD    bool // no pass-by-value redistribution
+	// RefRDMin is the segment length T from which a segment for another
+	// chunk is sent by reference instead of fetched (default 32 edges).
+	RefRDMin uint32
+	// ValRDApply says who folds ValRD pairs into the owner's attributes:
+	// "cn" (the owner CN drains its mailbox), "mn" (the MN holding the
+	// mailbox applies it in local memory) or "auto" (default: cn).
+	ValRDApply string
+	// Mailbox sizes in bytes (0: sized from the graph); tests shrink them to
+	// prove spilling loses nothing.
+	ValMailbox, RefMailbox uint64
 	// Agree is the job's phase boundary (launch.Job.Agree): every rank
 	// passes its error and all continue or all stop. It must synchronise
 	// like a barrier; nil means a plain all-reduce of the failure flags.
@@ -37,6 +68,9 @@ type Config struct {
 
 // EnsureDefaults fills zero fields.
 func (c *Config) EnsureDefaults() {
+	if c.Mode == "" {
+		c.Mode = ModeDMG
+	}
 	if c.Workers <= 0 {
 		c.Workers = runtime.NumCPU()
 	}
@@ -46,12 +80,36 @@ func (c *Config) EnsureDefaults() {
 	if c.DenseDivisor <= 0 {
 		c.DenseDivisor = 20
 	}
+	if c.RefRDMin == 0 {
+		c.RefRDMin = 32
+	}
+	if c.ValRDApply == "" || c.ValRDApply == "auto" {
+		c.ValRDApply = "cn"
+	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
 	}
 	if c.Profile.Name == "" {
 		c.Profile = verbs.DefaultProfile
 	}
+}
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	switch c.Mode {
+	case ModeDMG, ModeNaive, ModeFAMGraph:
+	default:
+		return paramErrorf("unknown mode %q; expected one of %v", c.Mode, Modes)
+	}
+	if c.Mode != ModeDMG && (c.NoMerge || c.NoDoorbell || c.NoCollab || c.NoRefRD || c.NoValRD) {
+		return paramErrorf("the ablation flags (--no-merge, --no-doorbell, --no-collab, --no-refrd, --no-valrd) apply to --mode dmg only")
+	}
+	switch c.ValRDApply {
+	case "cn", "mn":
+	default:
+		return paramErrorf("--valrd-apply %q; expected cn, mn or auto", c.ValRDApply)
+	}
+	return nil
 }
 
 // barrierAgree is the phase boundary used when the caller gives none: an
@@ -86,6 +144,11 @@ type IterStats struct {
 	ModeledSeconds float64        `json:"modeled_s"`
 	Bottleneck     string         `json:"bottleneck"`
 	Verbs          verbs.Counters `json:"verbs"`
+	// Update says how non-local updates travelled: "collaborative" (RefRD
+	// and ValRD through mailboxes), "direct" (remote atomics), "local"
+	// (famgraph: every attribute is local), by candidates per path.
+	Update  string       `json:"update"`
+	Updates update.Stats `json:"updates"`
 }
 
 // Result is what a run produced.
@@ -105,6 +168,10 @@ type Result struct {
 	ComputeSeconds float64
 	// ModeledSeconds is the sum of the iterations' modelled fabric time.
 	ModeledSeconds float64
+	// Updates sums the iterations' update paths over the job.
+	Updates update.Stats
+	// ValRDApply is who applied ValRD pairs ("cn" or "mn").
+	ValRDApply string
 }
 
 // Run executes cfg.Program on every rank of w: CNs compute over their chunk
@@ -116,11 +183,20 @@ type Result struct {
 // closes them.
 func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, degrees []uint64, cfg Config) (*Result, error) {
 	cfg.EnsureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	if cfg.Agree == nil {
 		cfg.Agree = barrierAgree(w)
 	}
 	p := cfg.Program
-	e := &engine{w: w, net: net, st: st, cfg: cfg, p: p, eps: eps}
+	e := &engine{w: w, net: net, st: st, cfg: cfg, p: p, eps: eps, mb: st.mailboxes, fam: st.fam}
+	if cfg.NoDoorbell {
+		e.eps = make([]verbs.Endpoint, len(eps))
+		for i, ep := range eps {
+			e.eps[i] = perOp(ep)
+		}
+	}
 	if w.Role == spmd.CN {
 		if len(eps) == 0 {
 			return nil, errors.New("rank: a compute node needs at least one endpoint")
@@ -131,7 +207,7 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, degr
 			return nil, errors.Errorf("rank: %d degrees for a chunk of %d vertices", len(degrees), e.hi-e.lo)
 		}
 	}
-	res := &Result{}
+	res := &Result{ValRDApply: cfg.ValRDApply}
 	start := time.Now()
 	err := cfg.Agree(e.init())
 	if err != nil {
@@ -159,12 +235,28 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, degr
 	for it := 0; it < maxIter && (p.Iterations > 0 || activeV > 0); it++ {
 		t0 := time.Now()
 		dense := float64(activeE) > float64(st.Edges)/cfg.DenseDivisor
+		e.collab = cfg.Mode == ModeDMG && dense && !cfg.NoCollab && !(cfg.NoRefRD && cfg.NoValRD)
 		itc := &algo.Iteration{N: st.N(), Dangling: dangling}
 		if err := cfg.Agree(e.push()); err != nil {
 			return nil, err
 		}
+		if e.collab && !cfg.NoValRD && cfg.ValRDApply == "mn" {
+			if err := cfg.Agree(e.mnApply()); err != nil {
+				return nil, err
+			}
+		}
+		if cfg.Mode == ModeFAMGraph {
+			if err := cfg.Agree(e.famExchange()); err != nil {
+				return nil, err
+			}
+		}
 		if err := cfg.Agree(e.apply(itc)); err != nil {
 			return nil, err
+		}
+		if cfg.Mode == ModeFAMGraph {
+			if err := cfg.Agree(e.famRefresh()); err != nil {
+				return nil, err
+			}
 		}
 		if dangling, err = e.reduceDangling(); err != nil {
 			return nil, err
@@ -177,7 +269,13 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, degr
 		if err != nil {
 			return nil, err
 		}
-		s := IterStats{Dense: dense, ActiveVertices: activeV, ActiveEdges: activeE, Seconds: time.Since(t0).Seconds(), Verbs: cur.Sub(prev)}
+		ups, err := e.jobUpdates()
+		if err != nil {
+			return nil, err
+		}
+		s := IterStats{Dense: dense, ActiveVertices: activeV, ActiveEdges: activeE, Seconds: time.Since(t0).Seconds(), Verbs: cur.Sub(prev),
+			Update: e.pathName(), Updates: ups.Sub(res.Updates)}
+		res.Updates = ups
 		if s.ModeledSeconds, s.Bottleneck, err = e.model(); err != nil {
 			return nil, err
 		}
@@ -187,7 +285,7 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, degr
 		if dense {
 			mode = "dense"
 		}
-		cfg.Logf("iter %d %s %d active vertices, %d active edges, %d remote ops, %.3fs", it, mode, activeV, activeE, s.Verbs.Ops(), s.Seconds)
+		cfg.Logf("iter %d %s (%s update) %d active vertices, %d active edges, %d remote ops, %.3fs", it, mode, s.Update, activeV, activeE, s.Verbs.Ops(), s.Seconds)
 		prev, activeV, activeE = cur, nextV, nextE
 	}
 	res.ComputeSeconds = time.Since(start).Seconds()
@@ -227,6 +325,462 @@ type engine struct {
 	eps    []verbs.Endpoint
 	// last holds each endpoint's counters at the previous model() call.
 	last []verbs.EndpointLoad
+	// collab is set for the iterations that use the collaborative update.
+	collab bool
+	mb     *update.Mailboxes
+	statMu sync.Mutex
+	stats  update.Stats // this CN's update paths so far
+	// famgraph: the whole index and every attribute, on every CN.
+	fam    *famRegions
+	famIdx []uint64 // naive index words of every chunk, chunk by chunk
+	allVal []uint64
+	allAcc []uint64
+}
+
+func (e *engine) isCN() bool { return e.w.Role == spmd.CN }
+
+func (e *engine) pathName() string {
+	switch {
+	case e.cfg.Mode == ModeFAMGraph:
+		return "local"
+	case e.collab:
+		return "collaborative"
+	}
+	return "direct"
+}
+
+func (e *engine) init() error {
+	if !e.isCN() {
+		return nil
+	}
+	n := e.hi - e.lo
+	for _, ep := range e.eps {
+		if _, ok := ep.(verbs.Atomics); !ok {
+			return errors.Errorf("rank: the %s fabric has no remote atomics", e.net.Provider())
+		}
+	}
+	if e.cfg.Mode == ModeFAMGraph {
+		if err := e.famInit(); err != nil {
+			return err
+		}
+		e.val, e.acc = e.allVal[e.lo:e.hi], e.allAcc[e.lo:e.hi]
+	} else {
+		e.val, e.acc = make([]uint64, n), make([]uint64, n)
+	}
+	e.active = make([]bool, n)
+	for i := range n {
+		e.val[i], e.active[i] = e.p.Init(e.lo+i, e.st.N())
+		e.acc[i] = e.p.Identity
+	}
+	if err := e.st.writeWords(e.eps[0], attrValue, e.lo, e.val); err != nil {
+		return err
+	}
+	return e.st.writeWords(e.eps[0], attrInbox, e.lo, e.acc)
+}
+
+// cacheBytes is the CN's per-vertex state: values, accumulators, degrees
+// and activity of its chunk; famgraph adds the whole index and every
+// vertex's value and accumulator.
+func (e *engine) cacheBytes() uint64 {
+	if !e.isCN() {
+		return 0
+	}
+	n := uint64(e.hi - e.lo)
+	if e.cfg.Mode == ModeFAMGraph {
+		return 8*uint64(len(e.famIdx)) + 16*uint64(len(e.allVal)) + n*(8+1)
+	}
+	return n * (8 + 8 + 8 + 1)
+}
+
+func (e *engine) addStats(s update.Stats) {
+	e.statMu.Lock()
+	e.stats.Add(s)
+	e.statMu.Unlock()
+}
+
+func (e *engine) jobUpdates() (update.Stats, error) {
+	v := e.stats.Int64s()
+	if err := e.w.Comm.AllReduceInt64(v, spmd.Sum); err != nil {
+		return update.Stats{}, err
+	}
+	return update.StatsFromInt64s(v), nil
+}
+
+// batch is a run of consecutive own vertices: a loading batch of the
+// layout (its out-of-place lists are contiguous on one MN), cut to at most
+// Config.Batch vertices.
+type batch struct{ lo, hi uint32 }
+
+func (e *engine) batches() []batch {
+	var out []batch
+	for _, lb := range e.st.ChunkBatches(e.w.Index) {
+		for a := lb.Lo; a < lb.Hi; a += uint32(e.cfg.Batch) {
+			out = append(out, batch{a, min(lb.Hi, a+uint32(e.cfg.Batch))})
+		}
+	}
+	return out
+}
+
+// push runs the edge function over every active vertex of the own chunk:
+// workers claim batches dynamically.
+func (e *engine) push() error {
+	if !e.isCN() {
+		return nil
+	}
+	bs := e.batches()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, len(e.eps))
+	for wi, ep := range e.eps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wk, err := newWorker(e, ep)
+			if err == nil {
+				for {
+					i := int(next.Add(1) - 1)
+					if i >= len(bs) {
+						break
+					}
+					if err = wk.process(bs[i]); err != nil {
+						next.Store(int64(len(bs))) // stop the others early
+						break
+					}
+				}
+			}
+			if err == nil {
+				err = wk.finish()
+			}
+			e.addStats(wk.stats)
+			errs[wi] = err
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mnApply is the memory nodes' part of ValRD when they apply it: each MN
+// folds the ValRD mailboxes it holds into the inbox words, in local memory.
+func (e *engine) mnApply() error {
+	if e.isCN() {
+		return nil
+	}
+	pool := e.net.Pool()
+	var n uint64
+	for k, m := range e.st.ChunkMN {
+		if m != e.w.Index {
+			continue
+		}
+		n += e.mb.ApplyValLocal(pool, k, func(v uint32) uint64 { return e.st.InboxAddr(v).Offset() }, e.p.Combine)
+	}
+	e.addStats(update.Stats{MNApplied: n})
+	return nil
+}
+
+// apply drains the own chunk's mailboxes (collaborative iterations), folds
+// the remote updates from the inbox into the cache, applies the program,
+// writes the new values back and resets the inbox.
+func (e *engine) apply(it *algo.Iteration) error {
+	if !e.isCN() {
+		return nil
+	}
+	ep := e.eps[0]
+	k := e.w.Index
+	if e.collab {
+		if !e.cfg.NoValRD && e.cfg.ValRDApply == "cn" {
+			if _, err := e.mb.DrainVal(ep, k, func(v uint32, val uint64) {
+				e.acc[v-e.lo] = e.p.Combine(e.acc[v-e.lo], val)
+			}); err != nil {
+				return err
+			}
+		}
+		if !e.cfg.NoRefRD {
+			r, err := newReader(e, ep)
+			if err != nil {
+				return err
+			}
+			if _, _, err := e.mb.DrainRef(ep, r, k, e.st.Codec.RecordBytes(), e.st.Weighted,
+				func(ri update.RefItem, dst uint32, w float64) {
+					e.acc[dst-e.lo] = e.p.Combine(e.acc[dst-e.lo], e.p.Edge(ri.Val, uint64(ri.Deg), w))
+				}); err != nil {
+				return err
+			}
+		}
+	}
+	inbox := make([]uint64, len(e.acc))
+	if e.cfg.Mode == ModeFAMGraph {
+		// No remote atomics: the partial accumulators came in famExchange.
+		if err := e.famGather(inbox); err != nil {
+			return err
+		}
+	} else if err := e.st.readWords(ep, attrInbox, e.lo, inbox); err != nil {
+		return err
+	}
+	for i := range e.acc {
+		a := e.p.Combine(e.acc[i], inbox[i])
+		nv := e.p.Apply(a, e.val[i], it)
+		e.active[i] = e.p.AllActive || nv != e.val[i]
+		e.val[i] = nv
+		e.acc[i] = e.p.Identity
+		inbox[i] = e.p.Identity
+	}
+	if err := e.st.writeWords(ep, attrValue, e.lo, e.val); err != nil {
+		return err
+	}
+	if e.cfg.Mode == ModeFAMGraph {
+		return nil
+	}
+	return e.st.writeWords(ep, attrInbox, e.lo, inbox)
+}
+
+// worker is one goroutine's state: its endpoint and reusable buffers.
+type worker struct {
+	e      *engine
+	ep     verbs.Endpoint
+	f      *fetcher
+	direct *update.Direct
+	sender *update.Sender
+	remote map[uint32]uint64
+	stats  update.Stats
+	err    error
+	buf    []byte
+}
+
+func newWorker(e *engine, ep verbs.Endpoint) (*worker, error) {
+	wk := &worker{e: e, ep: ep, remote: map[uint32]uint64{}}
+	d, err := update.NewDirect(ep, e.p, e.st.InboxAddr, &wk.stats)
+	if err != nil {
+		return nil, err
+	}
+	wk.direct = d
+	if e.cfg.Mode == ModeDMG {
+		r, err := newReader(e, ep)
+		if err != nil {
+			return nil, err
+		}
+		wk.f = &fetcher{s: e.st, merger: r, ep: ep}
+		if e.collab {
+			wk.sender = update.NewSender(ep, e.p, e.mb, d, update.SenderConfig{RecordBytes: e.st.Codec.RecordBytes(), Weighted: e.st.Weighted}, &wk.stats)
+		}
+	}
+	return wk, nil
+}
+
+// newReader is the worker's read path: merging neighbours, or (--no-merge)
+// every read on its own.
+func newReader(e *engine, ep verbs.Endpoint) (reader, error) {
+	if e.cfg.NoMerge {
+		return plainReader{ep}, nil
+	}
+	return verbs.NewReadMerger(ep, e.net, 256, 4<<20)
+}
+
+// finish sends what the worker still holds.
+func (wk *worker) finish() error {
+	if wk.sender != nil {
+		return wk.sender.Flush()
+	}
+	return nil
+}
+
+// candidate routes one update candidate for vertex d.
+func (wk *worker) candidate(d uint32, cand uint64) error {
+	e := wk.e
+	wk.stats.Candidates++
+	switch {
+	case d >= e.lo && d < e.hi:
+		reduceLocal(e.p, &e.acc[d-e.lo], cand)
+		wk.stats.Local++
+	case e.cfg.Mode == ModeFAMGraph:
+		reduceLocal(e.p, &e.allAcc[d], cand)
+		wk.stats.Local++
+	case e.collab && !e.cfg.NoValRD:
+		return wk.sender.Val(e.st.ChunkOf(d), d, cand)
+	case e.cfg.Mode == ModeNaive:
+		wk.direct.Add(d, cand)
+	default:
+		if old, ok := wk.remote[d]; ok {
+			wk.remote[d] = e.p.Combine(old, cand)
+			wk.stats.Combined++
+		} else {
+			wk.remote[d] = cand
+		}
+	}
+	return nil
+}
+
+// edges applies the edge function along a vertex's fetched edges.
+func (wk *worker) edges(v uint32, deg uint64, dst []uint32, ws []float32) error {
+	e := wk.e
+	n := e.st.N()
+	val := e.val[v-e.lo]
+	for k, d := range dst {
+		if d >= n {
+			return errors.Errorf("rank: vertex %d has an edge to %d, beyond the %d vertices (corrupt store)", v, d, n)
+		}
+		w := 1.0
+		if ws != nil {
+			w = float64(ws[k])
+		}
+		if err := wk.candidate(d, e.p.Edge(val, deg, w)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flushRemote sends the combined direct-remote candidates.
+func (wk *worker) flushRemote() error {
+	for v, c := range wk.remote {
+		wk.direct.Add(v, c)
+		delete(wk.remote, v)
+	}
+	if wk.direct.Pending() == 0 {
+		return nil
+	}
+	return wk.direct.Flush()
+}
+
+func (wk *worker) process(b batch) error {
+	switch wk.e.cfg.Mode {
+	case ModeNaive:
+		return wk.processNaive(b)
+	case ModeFAMGraph:
+		return wk.processFAM(b)
+	}
+	e := wk.e
+	active := func(v uint32) bool { return e.active[v-e.lo] }
+	var byRef refFn
+	if e.collab && !e.cfg.NoRefRD {
+		rec := uint64(e.st.Codec.RecordBytes())
+		me := e.w.Index
+		byRef = func(v uint32, ent *csr.Entry, skip []bool) bool {
+			any := false
+			var off uint64
+			for k, n := range ent.Segments {
+				skip[k] = k != me && n >= e.cfg.RefRDMin
+				if skip[k] {
+					any = true
+					it := update.RefItem{Seg: verbs.Addr(ent.Addr).Add(off * rec), Edges: n, Deg: ent.Degree, Val: e.val[v-e.lo]}
+					if err := wk.sender.Ref(k, it); err != nil && wk.err == nil {
+						wk.err = err
+					}
+				}
+				off += uint64(n)
+			}
+			return any
+		}
+	}
+	if err := wk.f.fetch(b.lo, b.hi, active, byRef, wk.edges); err != nil {
+		return err
+	}
+	if wk.err != nil {
+		return wk.err
+	}
+	return wk.flushRemote()
+}
+
+// processNaive is the naive baseline on the plain CSR layout: for each
+// active vertex two dependent READs (its two offset words, then its list),
+// no merging across vertices, and every non-local update a remote CAS
+// (posted per source vertex as one doorbell).
+func (wk *worker) processNaive(b batch) error {
+	e := wk.e
+	rec := e.st.Codec.RecordBytes()
+	var words [16]byte
+	for v := b.lo; v < b.hi; v++ {
+		if !e.active[v-e.lo] {
+			continue
+		}
+		if err := wk.ep.Read(words[:], e.st.EntryAddr(v)); err != nil {
+			return err
+		}
+		if err := wk.ep.Flush(); err != nil {
+			return err
+		}
+		start := binary.LittleEndian.Uint64(words[:])
+		end := binary.LittleEndian.Uint64(words[8:])
+		if err := wk.readList(verbs.Addr(start), int(end-start)); err != nil {
+			return err
+		}
+		if err := wk.visitRecords(v, uint64(int(end-start)/rec)); err != nil {
+			return err
+		}
+		if err := wk.direct.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readList reads n bytes of edge records at a into wk.buf (one READ).
+func (wk *worker) readList(a verbs.Addr, n int) error {
+	wk.buf = grow(wk.buf, n)
+	if n == 0 {
+		return nil
+	}
+	if err := wk.ep.Read(wk.buf, a); err != nil {
+		return err
+	}
+	return wk.ep.Flush()
+}
+
+// visitRecords applies the edge function to the records in wk.buf.
+func (wk *worker) visitRecords(v uint32, deg uint64) error {
+	e := wk.e
+	rec := e.st.Codec.RecordBytes()
+	val := e.val[v-e.lo]
+	for off := 0; off+rec <= len(wk.buf); off += rec {
+		d := binary.LittleEndian.Uint32(wk.buf[off:])
+		if d >= e.st.N() {
+			return errors.Errorf("rank: vertex %d has an edge to %d, beyond the %d vertices (corrupt store)", v, d, e.st.N())
+		}
+		w := 1.0
+		if e.st.Weighted {
+			w = float64(math.Float32frombits(binary.LittleEndian.Uint32(wk.buf[off+4:])))
+		}
+		if err := wk.candidate(d, e.p.Edge(val, deg, w)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// processFAM is the FAM-Graph baseline: the index is local, so one READ
+// per active vertex fetches its list; every update is local.
+func (wk *worker) processFAM(b batch) error {
+	e := wk.e
+	rec := e.st.Codec.RecordBytes()
+	for v := b.lo; v < b.hi; v++ {
+		if !e.active[v-e.lo] {
+			continue
+		}
+		p := int(v) + e.st.ChunkOf(v)
+		start, end := e.famIdx[p], e.famIdx[p+1]
+		if err := wk.readList(verbs.Addr(start), int(end-start)); err != nil {
+			return err
+		}
+		if err := wk.visitRecords(v, (end-start)/uint64(rec)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reduceLocal folds cand into a cached accumulator shared by the workers.
+func reduceLocal(p *algo.Program, a *uint64, cand uint64) {
+	for {
+		old := atomic.LoadUint64(a)
+		nv := p.Combine(old, cand)
+		if nv == old || atomic.CompareAndSwapUint64(a, old, nv) {
+			return
+		}
+	}
 }
 
 // model projects the fabric time since the previous call with the NIC
@@ -264,37 +818,6 @@ func (e *engine) model() (float64, string, error) {
 	}
 	mt := e.cfg.Profile.Time(loads)
 	return mt.Seconds, mt.Bottleneck, nil
-}
-
-func (e *engine) isCN() bool { return e.w.Role == spmd.CN }
-
-func (e *engine) init() error {
-	if !e.isCN() {
-		return nil
-	}
-	n := e.hi - e.lo
-	e.val, e.acc, e.active = make([]uint64, n), make([]uint64, n), make([]bool, n)
-	for i := range n {
-		e.val[i], e.active[i] = e.p.Init(e.lo+i, e.st.N())
-		e.acc[i] = e.p.Identity
-	}
-	for _, ep := range e.eps {
-		if _, ok := ep.(verbs.Atomics); !ok {
-			return errors.Errorf("rank: the %s fabric has no remote atomics", e.net.Provider())
-		}
-	}
-	if err := e.st.writeWords(e.eps[0], attrValue, e.lo, e.val); err != nil {
-		return err
-	}
-	return e.st.writeWords(e.eps[0], attrInbox, e.lo, e.acc)
-}
-
-func (e *engine) cacheBytes() uint64 {
-	if !e.isCN() {
-		return 0
-	}
-	n := uint64(e.hi - e.lo)
-	return n * (8 + 8 + 8 + 1)
 }
 
 func (e *engine) localCounters() verbs.Counters {
@@ -342,190 +865,4 @@ func (e *engine) reduceDangling() (float64, error) {
 		return 0, err
 	}
 	return v[0], nil
-}
-
-// batch is a run of consecutive own vertices: a loading batch of the
-// layout (its out-of-place lists are contiguous on one MN), cut to at most
-// Config.Batch vertices.
-type batch struct{ lo, hi uint32 }
-
-func (e *engine) batches() []batch {
-	var out []batch
-	for _, lb := range e.st.ChunkBatches(e.w.Index) {
-		for a := lb.Lo; a < lb.Hi; a += uint32(e.cfg.Batch) {
-			out = append(out, batch{a, min(lb.Hi, a+uint32(e.cfg.Batch))})
-		}
-	}
-	return out
-}
-
-// push runs the edge function over every active vertex of the own chunk:
-// workers claim batches dynamically.
-func (e *engine) push() error {
-	if !e.isCN() {
-		return nil
-	}
-	bs := e.batches()
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make([]error, len(e.eps))
-	for wi, ep := range e.eps {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			wk, err := newWorker(e, ep)
-			if err != nil {
-				errs[wi] = err
-				return
-			}
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(bs) {
-					return
-				}
-				if err := wk.process(bs[i]); err != nil {
-					errs[wi] = err
-					next.Store(int64(len(bs))) // stop the others early
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// apply folds the remote updates from the inbox into the cache, applies the
-// program, writes the new values back and resets the inbox.
-func (e *engine) apply(it *algo.Iteration) error {
-	if !e.isCN() {
-		return nil
-	}
-	ep := e.eps[0]
-	inbox := make([]uint64, len(e.acc))
-	if err := e.st.readWords(ep, attrInbox, e.lo, inbox); err != nil {
-		return err
-	}
-	for i := range e.acc {
-		a := e.p.Combine(e.acc[i], inbox[i])
-		nv := e.p.Apply(a, e.val[i], it)
-		e.active[i] = e.p.AllActive || nv != e.val[i]
-		e.val[i] = nv
-		e.acc[i] = e.p.Identity
-		inbox[i] = e.p.Identity
-	}
-	if err := e.st.writeWords(ep, attrValue, e.lo, e.val); err != nil {
-		return err
-	}
-	return e.st.writeWords(ep, attrInbox, e.lo, inbox)
-}
-
-// worker is one goroutine's state: its endpoint and reusable buffers.
-type worker struct {
-	e      *engine
-	ep     verbs.Endpoint
-	at     verbs.Atomics
-	f      *fetcher
-	remote map[uint32]uint64
-	pend   []pending
-}
-
-type pending struct {
-	v               uint32
-	cand, old, prev uint64
-}
-
-func newWorker(e *engine, ep verbs.Endpoint) (*worker, error) {
-	f, err := newFetcher(e.st, ep, e.net)
-	if err != nil {
-		return nil, err
-	}
-	return &worker{e: e, ep: ep, at: ep.(verbs.Atomics), f: f, remote: map[uint32]uint64{}}, nil
-}
-
-func (wk *worker) process(b batch) error {
-	e := wk.e
-	p, n := e.p, e.st.N()
-	active := func(v uint32) bool { return e.active[v-e.lo] }
-	err := wk.f.fetch(b.lo, b.hi, active, func(v uint32, dst []uint32, ws []float32) error {
-		val, deg := e.val[v-e.lo], uint64(len(dst))
-		for k, d := range dst {
-			if d >= n {
-				return errors.Errorf("rank: vertex %d has an edge to %d, beyond the %d vertices (corrupt store)", v, d, n)
-			}
-			w := 1.0
-			if ws != nil {
-				w = float64(ws[k])
-			}
-			cand := p.Edge(val, deg, w)
-			if d >= e.lo && d < e.hi {
-				reduceLocal(p, &e.acc[d-e.lo], cand)
-			} else if old, ok := wk.remote[d]; ok {
-				wk.remote[d] = p.Combine(old, cand)
-			} else {
-				wk.remote[d] = cand
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return wk.flushRemote()
-}
-
-// reduceLocal folds cand into a cached accumulator shared by the workers.
-func reduceLocal(p *algo.Program, a *uint64, cand uint64) {
-	for {
-		old := atomic.LoadUint64(a)
-		nv := p.Combine(old, cand)
-		if nv == old || atomic.CompareAndSwapUint64(a, old, nv) {
-			return
-		}
-	}
-}
-
-// flushRemote applies the combined candidates for other CNs' vertices to
-// their inbox words on the MNs with CAS, in rounds: every round posts one
-// CAS per unfinished vertex as one doorbell batch, and retries those that
-// lost a race with the value they saw.
-func (wk *worker) flushRemote() error {
-	if len(wk.remote) == 0 {
-		return nil
-	}
-	p, st := wk.e.p, wk.e.st
-	wk.pend = wk.pend[:0]
-	for v, c := range wk.remote {
-		wk.pend = append(wk.pend, pending{v: v, cand: c, old: p.Identity})
-		delete(wk.remote, v)
-	}
-	for len(wk.pend) > 0 {
-		for i := range wk.pend {
-			pd := &wk.pend[i]
-			if err := wk.at.CAS64(st.InboxAddr(pd.v), pd.old, p.Combine(pd.old, pd.cand), &pd.prev); err != nil {
-				return err
-			}
-		}
-		if err := wk.ep.Flush(); err != nil {
-			return err
-		}
-		keep := wk.pend[:0]
-		for _, pd := range wk.pend {
-			if pd.prev == pd.old {
-				continue // applied
-			}
-			if p.Reduce == algo.Min && pd.cand >= pd.prev {
-				continue // someone got there with a smaller value
-			}
-			pd.old = pd.prev
-			keep = append(keep, pd)
-		}
-		wk.pend = keep
-	}
-	return nil
 }

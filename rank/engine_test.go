@@ -25,8 +25,12 @@ func runLocal(t *testing.T, roles spmd.Roles, cfg JobConfig) *Outcome {
 		}
 		c := cfg
 		c.Open = func(vc verbs.Config) (verbs.Network, error) { return memfab.Open(cluster, w, vc) }
-		c.Engine.Workers = 2
-		c.Engine.Batch = 64
+		if c.Engine.Workers == 0 {
+			c.Engine.Workers = 2
+		}
+		if c.Engine.Batch == 0 {
+			c.Engine.Batch = 64
+		}
 		out, err := Execute(w, c)
 		outs[w.Rank()] = out
 		return err
@@ -62,8 +66,37 @@ func TestKernelsAgreeWithReference(t *testing.T) {
 	for _, gs := range graphs {
 		for _, roles := range layouts {
 			for _, a := range Algorithms {
-				t.Run(fmt.Sprintf("%s/%s/%s", gs, roles, a), func(t *testing.T) {
-					out := runLocal(t, roles, JobConfig{Algo: a, Graph: gs, Csr: csr.Options{Seed: 7}})
+				for name, ec := range engineVariants {
+					checkKernel(t, roles, gs, a, name, ec)
+				}
+			}
+		}
+	}
+}
+
+// engineVariants are the modes and ablations every kernel must agree in;
+// tiny mailboxes force spills and every collaborative path.
+var engineVariants = map[string]Config{
+	"dmg":          {},
+	"naive":        {Mode: ModeNaive},
+	"famgraph":     {Mode: ModeFAMGraph},
+	"no-collab":    {NoCollab: true},
+	"no-refrd":     {NoRefRD: true},
+	"no-valrd":     {NoValRD: true},
+	"no-merge":     {NoMerge: true},
+	"no-doorbell":  {NoDoorbell: true},
+	"refrd-all":    {RefRDMin: 1},
+	"valrd-at-mn":  {ValRDApply: "mn"},
+	"tiny-mailbox": {ValMailbox: 24, RefMailbox: 48, RefRDMin: 2},
+	"one-worker":   {Workers: 1, Batch: 7},
+}
+
+func checkKernel(t *testing.T, roles spmd.Roles, gs, a, name string, ec Config) {
+	{
+		t.Run(fmt.Sprintf("%s/%s/%s/%s", gs, roles, a, name), func(t *testing.T) {
+			{
+				{
+					out := runLocal(t, roles, JobConfig{Algo: a, Graph: gs, Csr: csr.Options{Seed: 7}, Engine: ec})
 					g, v := out.Graph, out.Result.Values
 					if uint32(len(v)) != g.N {
 						t.Fatalf("%d values for %d vertices", len(v), g.N)
@@ -97,8 +130,51 @@ func TestKernelsAgreeWithReference(t *testing.T) {
 					if len(out.Result.Iterations) == 0 || out.Result.Verbs.Reads == 0 {
 						t.Fatalf("no iterations or no reads: %+v", out.Result)
 					}
-				})
+					checkPaths(t, roles, a, ec, out)
+				}
 			}
+		})
+	}
+}
+
+// checkPaths asserts that the update paths the variant promises were used.
+func checkPaths(t *testing.T, roles spmd.Roles, a string, ec Config, out *Outcome) {
+	t.Helper()
+	r := out.Result
+	u := r.Updates
+	if (a == "bfs" || a == "sssp") && out.Graph.Degree(out.Source) == 0 {
+		return // nothing to propagate
+	}
+	if u.Candidates == 0 {
+		t.Fatalf("no update candidates: %+v", u)
+	}
+	if roles.CN == 1 {
+		if u.Local != u.Candidates {
+			t.Errorf("one CN: %d of %d candidates local", u.Local, u.Candidates)
+		}
+		return
+	}
+	switch {
+	case ec.Mode == ModeFAMGraph:
+		if u.Direct != 0 || u.ValRD != 0 || r.Verbs.Atomics() != 0 {
+			t.Errorf("famgraph used remote updates: %+v, %d atomics", u, r.Verbs.Atomics())
+		}
+	case ec.Mode == ModeNaive || ec.NoCollab:
+		if u.ValRD != 0 || u.RefRD != 0 || u.Direct == 0 {
+			t.Errorf("%+v: want direct updates only: %+v", ec, u)
+		}
+	case a == "pagerank": // every iteration dense
+		if !ec.NoValRD && u.ValRD == 0 {
+			t.Errorf("no ValRD pairs: %+v", u)
+		}
+		if ec.ValMailbox != 0 && u.Spills == 0 {
+			t.Errorf("tiny mailboxes but no spills: %+v", u)
+		}
+		if ec.ValRDApply == "mn" && !ec.NoValRD && u.MNApplied == 0 {
+			t.Errorf("ValRD at MN but no pairs applied there: %+v", u)
+		}
+		if ec.RefRDMin == 1 && u.RefRD == 0 && !ec.NoRefRD {
+			t.Errorf("RefRD from 1 edge but nothing sent by reference: %+v", u)
 		}
 	}
 }

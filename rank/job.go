@@ -11,6 +11,7 @@ import (
 	"github.com/dmg-hpc/dmg/balance"
 	"github.com/dmg-hpc/dmg/csr"
 	"github.com/dmg-hpc/dmg/spmd"
+	"github.com/dmg-hpc/dmg/update"
 	"github.com/dmg-hpc/dmg/verbs"
 	"github.com/pkg/errors"
 )
@@ -142,6 +143,15 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 	t2 := time.Now()
 	lcfg := cfg.Layout
 	lcfg.NumMN, lcfg.Bounds, lcfg.AttrBytes = w.Roles.MN, out.Chunks, attrBytes
+	mode := cfg.Engine.Mode
+	lcfg.Naive = mode == ModeNaive || mode == ModeFAMGraph
+	valCap, refCap := mailboxSizes(cfg.Engine, g)
+	switch mode {
+	case ModeDMG, "":
+		lcfg.Reserve = update.Reserve(w.Roles.CN, w.Roles.MN, valCap, refCap)
+	case ModeFAMGraph:
+		lcfg.Reserve = famReserve(out.Chunks, w.Roles.MN)
+	}
 	layout, err := csr.Plan(g, lcfg)
 	if err == nil && cfg.MNMem > 0 {
 		avail := make([]uint64, w.Roles.MN)
@@ -167,6 +177,12 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 		return nil, err
 	}
 	st := &Store{Layout: layout}
+	switch mode {
+	case ModeDMG, "":
+		st.mailboxes = update.PlanMailboxes(layout, valCap, refCap)
+	case ModeFAMGraph:
+		st.fam = planFAM(layout)
+	}
 	var eps []verbs.Endpoint
 	closed := false
 	defer func() {
@@ -228,6 +244,21 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 	out.Result, out.ComputeS = res, res.ComputeSeconds
 	closed = true
 	return out, agree(net.Close())
+}
+
+// mailboxSizes are the ValRD and RefRD mailbox capacities per chunk: the
+// configured ones, or room for about half the edges' pairs and a quarter
+// of the vertices' items, within [64 KiB, 32 MiB]; overflow spills to
+// direct update.
+func mailboxSizes(c Config, g *csr.Graph) (uint64, uint64) {
+	valCap, refCap := c.ValMailbox, c.RefMailbox
+	if valCap == 0 {
+		valCap = min(32<<20, max(64<<10, update.ValRec*g.NumEdges()/2))
+	}
+	if refCap == 0 {
+		refCap = min(32<<20, max(64<<10, update.RefRec*uint64(g.N)/4))
+	}
+	return valCap, refCap
 }
 
 // prepare reads the graph with the options the algorithm needs and builds

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/update"
 	"github.com/dmg-hpc/dmg/verbs"
 	"github.com/pkg/errors"
 )
@@ -22,6 +23,8 @@ var attrBytes = []int{8, 8}
 // edge lists, attribute arrays range-partitioned along chunk boundaries).
 type Store struct {
 	*csr.Layout
+	mailboxes *update.Mailboxes // dmg mode
+	fam       *famRegions       // famgraph mode
 }
 
 // N is the number of vertices.
@@ -95,37 +98,52 @@ func (s *Store) readWords(ep verbs.Endpoint, a int, lo uint32, vals []uint64) er
 	return nil
 }
 
+// reader queues READs and completes them at Flush: a verbs.ReadMerger,
+// or plainReader for --no-merge.
+type reader interface {
+	Read(dst []byte, src verbs.Addr) error
+	Flush() error
+}
+
+// plainReader posts every READ as it is (no merging of neighbours).
+type plainReader struct{ ep verbs.Endpoint }
+
+func (r plainReader) Read(dst []byte, src verbs.Addr) error { return r.ep.Read(dst, src) }
+func (r plainReader) Flush() error                          { return r.ep.Flush() }
+
+// refFn decides, for an out-of-place vertex whose segment lengths are
+// known, which segments are sent by reference (skip[k] = true) instead of
+// fetched; it returns whether any is.
+type refFn func(v uint32, e *csr.Entry, skip []bool) bool
+
+// visitFn is called once per active vertex with its degree and the edges
+// that were fetched (all of them, unless segments went by reference); w
+// is nil for unweighted graphs. The slices are reused after it returns.
+type visitFn func(v uint32, deg uint64, dst []uint32, w []float32) error
+
 // fetcher retrieves the out-edges of a batch's active vertices: one merged
 // READ of their index entries, then one merged READ of the out-of-place
-// lists, each a doorbell batch per MN (two dependent round trips).
+// lists (or of the segments not sent by reference), each a doorbell batch
+// per MN: two dependent round trips per batch.
 type fetcher struct {
 	s      *Store
-	merger *verbs.ReadMerger
+	merger reader
 	ep     verbs.Endpoint
 	ents   []byte
 	lists  []byte
 	dec    []csr.Entry
-	listAt []int // offset of each vertex's list in lists, -1 if in place or inactive
+	listAt []int  // offset of each vertex's list in lists, -1 if in place or inactive
+	skip   []bool // per vertex, per chunk: segment sent by reference
+	part   []bool // per vertex: some segment was sent by reference
 	dst    []uint32
 	w      []float32
 }
 
-func newFetcher(s *Store, ep verbs.Endpoint, net verbs.RangeChecker) (*fetcher, error) {
-	m, err := verbs.NewReadMerger(ep, net, 256, 4<<20)
-	if err != nil {
-		return nil, err
-	}
-	return &fetcher{s: s, merger: m, ep: ep}, nil
-}
-
-// visit is called once per active vertex with its out-edges (w is nil for
-// unweighted graphs). The slices are reused after visit returns.
-type visitFn func(v uint32, dst []uint32, w []float32) error
-
 // fetch runs visit over the active vertices of [lo, hi).
-func (f *fetcher) fetch(lo, hi uint32, active func(uint32) bool, visit visitFn) error {
+func (f *fetcher) fetch(lo, hi uint32, active func(uint32) bool, byRef refFn, visit visitFn) error {
 	s := f.s
 	size := s.Codec.Size
+	c := s.NumChunks()
 	n := int(hi - lo)
 	f.ents = grow(f.ents, n*size)
 	if cap(f.dec) < n {
@@ -133,9 +151,12 @@ func (f *fetcher) fetch(lo, hi uint32, active func(uint32) bool, visit visitFn) 
 	}
 	f.dec = f.dec[:n]
 	if cap(f.listAt) < n {
-		f.listAt = make([]int, n)
+		f.listAt, f.part = make([]int, n), make([]bool, n)
 	}
-	f.listAt = f.listAt[:n]
+	f.listAt, f.part = f.listAt[:n], f.part[:n]
+	if byRef != nil && len(f.skip) < n*c {
+		f.skip = make([]bool, n*c)
+	}
 	any := false
 	for v := lo; v < hi; v++ {
 		if !active(v) {
@@ -157,7 +178,7 @@ func (f *fetcher) fetch(lo, hi uint32, active func(uint32) bool, visit visitFn) 
 	total := 0
 	for v := lo; v < hi; v++ {
 		i := int(v - lo)
-		f.listAt[i] = -1
+		f.listAt[i], f.part[i] = -1, false
 		if !active(v) {
 			continue
 		}
@@ -165,9 +186,13 @@ func (f *fetcher) fetch(lo, hi uint32, active func(uint32) bool, visit visitFn) 
 		if err := s.Codec.Decode(f.ents[i*size:(i+1)*size], e); err != nil {
 			return errors.Wrapf(err, "rank: index entry of vertex %d", v)
 		}
-		if e.Kind != csr.InPlace && e.Degree > 0 {
-			f.listAt[i] = total
-			total += int(e.Degree) * rec
+		if e.Kind == csr.InPlace || e.Degree == 0 {
+			continue
+		}
+		f.listAt[i] = total
+		total += int(e.Degree) * rec
+		if byRef != nil && e.Kind == csr.OutOfPlace {
+			f.part[i] = byRef(v, e, f.skip[i*c:(i+1)*c])
 		}
 	}
 	f.lists = grow(f.lists, total)
@@ -177,9 +202,23 @@ func (f *fetcher) fetch(lo, hi uint32, active func(uint32) bool, visit visitFn) 
 			continue
 		}
 		e := &f.dec[i]
-		l := int(e.Degree) * rec
-		if err := f.merger.Read(f.lists[f.listAt[i]:f.listAt[i]+l], verbs.Addr(e.Addr)); err != nil {
-			return errors.Wrapf(err, "rank: edge list of vertex %d", v)
+		if !f.part[i] {
+			l := int(e.Degree) * rec
+			if err := f.merger.Read(f.lists[f.listAt[i]:f.listAt[i]+l], verbs.Addr(e.Addr)); err != nil {
+				return errors.Wrapf(err, "rank: edge list of vertex %d", v)
+			}
+			continue
+		}
+		off := 0
+		for k, seg := range e.Segments {
+			l := int(seg) * rec
+			if !f.skip[i*c+k] && l > 0 {
+				at := f.listAt[i] + off
+				if err := f.merger.Read(f.lists[at:at+l], verbs.Addr(e.Addr).Add(uint64(off))); err != nil {
+					return errors.Wrapf(err, "rank: edge list of vertex %d", v)
+				}
+			}
+			off += l
 		}
 	}
 	if total > 0 {
@@ -194,21 +233,34 @@ func (f *fetcher) fetch(lo, hi uint32, active func(uint32) bool, visit visitFn) 
 		}
 		e := &f.dec[i]
 		if f.listAt[i] < 0 {
-			if err := visit(v, e.Dst, weightsOrNil(s, e.Weights)); err != nil {
+			if err := visit(v, uint64(e.Degree), e.Dst, weightsOrNil(s, e.Weights)); err != nil {
 				return err
 			}
 			continue
 		}
 		f.dst, f.w = f.dst[:0], f.w[:0]
 		b := f.lists[f.listAt[i] : f.listAt[i]+int(e.Degree)*rec]
-		for k := 0; k < int(e.Degree); k++ {
-			r := b[k*rec:]
-			f.dst = append(f.dst, binary.LittleEndian.Uint32(r))
-			if s.Weighted {
-				f.w = append(f.w, math.Float32frombits(binary.LittleEndian.Uint32(r[4:])))
+		parse := func(b []byte) {
+			for k := 0; k+rec <= len(b); k += rec {
+				f.dst = append(f.dst, binary.LittleEndian.Uint32(b[k:]))
+				if s.Weighted {
+					f.w = append(f.w, math.Float32frombits(binary.LittleEndian.Uint32(b[k+4:])))
+				}
 			}
 		}
-		if err := visit(v, f.dst, weightsOrNil(s, f.w)); err != nil {
+		if !f.part[i] {
+			parse(b)
+		} else {
+			off := 0
+			for k, seg := range e.Segments {
+				l := int(seg) * rec
+				if !f.skip[i*c+k] {
+					parse(b[off : off+l])
+				}
+				off += l
+			}
+		}
+		if err := visit(v, uint64(e.Degree), f.dst, weightsOrNil(s, f.w)); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,24 @@
+// Package update is DMG's adaptive update coordinator (DESIGN.md §5): how
+// an update candidate for a vertex cached by another compute node reaches
+// it.
+//
+//   - Direct remote update (sparse iterations): the candidate is applied
+//     in place on the MN with remote CAS (min, or float sums by CAS loop) —
+//     Direct, in doorbell-batched rounds.
+//   - Collaborative update (dense iterations): updates are moved to where
+//     the data lives in large sequential transfers. A Sender pre-combines
+//     (destination, value) pairs per target chunk (ValRD, pass by value)
+//     and collects long segments of out-of-place edge lists that it does
+//     not fetch at all (RefRD, pass by reference: segment address, length,
+//     source value and degree). Full buffers go with one FAA reserving room
+//     in the target chunk's mailbox on an MN and one WRITE. Mailboxes are
+//     bounded; records that do not fit are spilled to direct update, so
+//     nothing is lost however small they are. After the iteration's
+//     barrier, the owner drains its mailboxes exactly once (DrainVal,
+//     DrainRef — the latter reads the referenced segments itself, merged
+//     and doorbell-batched), or the MN that holds a ValRD mailbox applies
+//     it in its own memory (ApplyValLocal), then the mailbox is reset.
+//
+// Stats counts candidates by path (local, direct, ValRD, RefRD), RD items
+// and bytes, mailbox flushes and spills.
+package update
