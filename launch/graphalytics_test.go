@@ -113,11 +113,28 @@ func TestGraphalyticsLocal(t *testing.T) {
 				validate(t, c, out)
 				outs = append(outs, out)
 			}
+			// Every mode and ablation, on one layout with several CNs.
+			for _, v := range variantFlags {
+				out := filepath.Join(t.TempDir(), "out")
+				args := append([]string{"--local", "--roles", "cn:3,mn:2", "run", "--algo", c.algo, "--graph", c.props, "--out", out, "--verify"}, v...)
+				_, errOut, code := runLocal(t, args...)
+				if code != 0 {
+					t.Fatalf("%v: exit %d: %s", v, code, errOut)
+				}
+				validate(t, c, out)
+				outs = append(outs, out)
+			}
 			for _, o := range outs[1:] {
 				sameResults(t, c, outs[0], o)
 			}
 		})
 	}
+}
+
+// variantFlags are the modes and ablations every kernel must agree in.
+var variantFlags = [][]string{
+	{"--mode", "naive"}, {"--mode", "famgraph"}, {"--no-inplace"}, {"--no-merge"}, {"--no-doorbell"},
+	{"--no-collab"}, {"--no-refrd"}, {"--no-valrd"}, {"--refrd-min", "1", "--valrd-apply", "mn"}, {"--entry-size", "16"}, {"--entry-size", "64"},
 }
 
 // The same under mpirun over libfabric's shm provider, and one layout over

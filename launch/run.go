@@ -12,6 +12,7 @@ import (
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/csr"
 	"github.com/dmg-hpc/dmg/rank"
+	"github.com/dmg-hpc/dmg/update"
 	"github.com/dmg-hpc/dmg/verbs"
 	"github.com/dmg-hpc/dmg/verbs/fabric"
 	"github.com/dmg-hpc/dmg/verbs/memfab"
@@ -45,6 +46,16 @@ type runFlags struct {
 	dense      float64
 	alpha      float64
 	nic        string
+	mode       string
+	noInPlace  bool
+	noMerge    bool
+	noDoorbell bool
+	noCollab   bool
+	noRefRD    bool
+	noValRD    bool
+	refrdMin   uint32
+	valrdApply string
+	entrySize  int
 	fs         *pflag.FlagSet
 }
 
@@ -67,6 +78,16 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&r.weighted, "weighted", false, "load edge weights (inputs without weights get deterministic synthetic weights in (0,1]); SSSP implies it")
 	fs.Float64Var(&r.dense, "dense-threshold", 20, "an iteration is dense when its active edges exceed |E|/`D`")
 	fs.StringVar(&r.nic, "nic-profile", verbs.DefaultProfile.Name, "NIC cost model that projects the counted operations to RDMA time: a profile name or lat=2us,iops=35M,qpiops=10M,bw=12.5GB/s")
+	fs.StringVar(&r.mode, "mode", rank.ModeDMG, "engine: dmg (the design), naive (plain CSR on DM, per-vertex reads, remote atomics) or famgraph (whole index and attributes on every CN)")
+	fs.BoolVar(&r.noInPlace, "no-inplace", false, "ablation: store every edge list out of place")
+	fs.BoolVar(&r.noMerge, "no-merge", false, "ablation: no merging of neighbouring reads")
+	fs.BoolVar(&r.noDoorbell, "no-doorbell", false, "ablation: every operation its own doorbell and round trip")
+	fs.BoolVar(&r.noCollab, "no-collab", false, "ablation: direct remote update in dense iterations too")
+	fs.BoolVar(&r.noRefRD, "no-refrd", false, "ablation: no pass-by-reference redistribution")
+	fs.BoolVar(&r.noValRD, "no-valrd", false, "ablation: no pass-by-value redistribution")
+	fs.Uint32Var(&r.refrdMin, "refrd-min", 32, "RefRD: segments of at least `T` edges for another CN are sent by reference")
+	fs.StringVar(&r.valrdApply, "valrd-apply", "auto", "who applies ValRD pairs: cn, mn or auto (cn: the CN's cores are the strong ones)")
+	fs.IntVar(&r.entrySize, "entry-size", 32, "index entry bytes: 16, 32 or 64")
 	fs.Float64Var(&r.alpha, "alpha", 0, "vertex weight α of stage-1 partitioning, α·|V_i|+|E_i| (default 8·(CNs−1))")
 }
 
@@ -91,7 +112,21 @@ func (r *runFlags) jobConfig(j *Job) (rank.JobConfig, error) {
 		Source:     uint64(r.source),
 		HasSource:  r.fs.Changed("source"),
 		Iterations: r.iterations, Damping: r.damping, Alpha: r.alpha,
-		Engine: rank.Config{Workers: r.workers, Batch: r.batch, DenseDivisor: r.dense, Agree: j.Agree, Logf: j.Logf},
+		Engine: rank.Config{Workers: r.workers, Batch: r.batch, DenseDivisor: r.dense, Agree: j.Agree, Logf: j.Logf,
+			Mode: r.mode, NoMerge: r.noMerge, NoDoorbell: r.noDoorbell, NoCollab: r.noCollab, NoRefRD: r.noRefRD, NoValRD: r.noValRD,
+			RefRDMin: r.refrdMin, ValRDApply: r.valrdApply},
+		Layout: csr.LayoutConfig{EntrySize: r.entrySize, NoInPlace: r.noInPlace},
+	}
+	check := cfg.Engine
+	check.EnsureDefaults()
+	if err := check.Validate(); err != nil {
+		return cfg, BadInput(err)
+	}
+	if r.mode != rank.ModeDMG && r.noInPlace {
+		return cfg, BadInputf("launch: --no-inplace applies to --mode dmg only")
+	}
+	if r.entrySize != 16 && r.entrySize != 32 && r.entrySize != 64 {
+		return cfg, BadInputf("launch: --entry-size %d; expected 16, 32 or 64", r.entrySize)
 	}
 	cfg.LoadProgress = loadProgress(j)
 	if r.algo == "" {
@@ -240,10 +275,11 @@ type runReport struct {
 		CN int `json:"cn"`
 		MN int `json:"mn"`
 	} `json:"roles"`
-	Mode    string `json:"mode"`
-	Fabric  string `json:"fabric"`
-	Workers int    `json:"workers"`
-	Times   struct {
+	Mode      string   `json:"mode"`
+	Ablations []string `json:"ablations"`
+	Fabric    string   `json:"fabric"`
+	Workers   int      `json:"workers"`
+	Times     struct {
 		Load      float64 `json:"load_s"`
 		Partition float64 `json:"partition_s"`
 		Compute   float64 `json:"compute_s"`
@@ -260,6 +296,10 @@ type runReport struct {
 	MNPoolBytes     []uint64         `json:"mn_pool_bytes"`
 	MNUsedBytes     []uint64         `json:"mn_used_bytes"`
 	ModeledFabricS  float64          `json:"modeled_fabric_s"`
+	AtomicsPerEdge  float64          `json:"remote_atomics_per_edge"`
+	Updates         update.Stats     `json:"updates"`
+	ValRDApply      string           `json:"valrd_apply"`
+	InPlaceShare    float64          `json:"in_place_share"`
 	NICProfile      string           `json:"nic_profile"`
 	Verified        bool             `json:"verified"`
 }
@@ -275,7 +315,7 @@ type verbsReport struct {
 }
 
 func newRunReport(j *Job, out *rank.Outcome) *runReport {
-	r := &runReport{Algo: out.Program.Name, Mode: "dmg", Fabric: out.Provider}
+	r := &runReport{Algo: out.Program.Name, Mode: out.Mode, Ablations: out.Ablations, Fabric: out.Provider}
 	r.Graph.Name, r.Graph.Vertices, r.Graph.Edges = out.Meta.Name, out.Vertices, out.Edges
 	r.Roles.CN, r.Roles.MN = j.Roles.CN, j.Roles.MN
 	r.Workers = out.Workers
@@ -294,7 +334,9 @@ func newRunReport(j *Job, out *rank.Outcome) *runReport {
 	}
 	if edges > 0 {
 		r.RemoteOpsPerE = float64(c.Ops()) / float64(edges)
+		r.AtomicsPerEdge = float64(c.Atomics()) / float64(edges)
 	}
+	r.Updates, r.ValRDApply, r.InPlaceShare = out.Result.Updates, out.Result.ValRDApply, out.InPlaceShare
 	r.CNCacheBytesMax = out.Result.MaxCacheBytes
 	r.MNPoolBytes, r.MNUsedBytes = out.MNPool, out.MNUsed
 	r.ModeledFabricS, r.NICProfile = out.Result.ModeledSeconds, out.NICProfile
@@ -306,20 +348,24 @@ func hn(n uint64) string { return humanize.SIWithDigits(float64(n), 1, "") }
 
 func (r *runReport) print(j *Job) {
 	w := j.Out
-	fmt.Fprintf(w, "DMG %s on %s: %s vertices, %s edges; cn:%d,mn:%d over %s\n",
-		r.Algo, r.Graph.Name, humanize.Comma(int64(r.Graph.Vertices)), humanize.Comma(int64(r.Graph.Edges)), r.Roles.CN, r.Roles.MN, r.Fabric)
+	mode := r.Mode
+	if len(r.Ablations) > 0 {
+		mode += " " + strings.Join(r.Ablations, " ")
+	}
+	fmt.Fprintf(w, "DMG %s on %s: %s vertices, %s edges; cn:%d,mn:%d over %s; mode %s\n",
+		r.Algo, r.Graph.Name, humanize.Comma(int64(r.Graph.Vertices)), humanize.Comma(int64(r.Graph.Edges)), r.Roles.CN, r.Roles.MN, r.Fabric, mode)
 	fmt.Fprintf(w, "load %.3fs (%s edges/s)  partition %.4fs (imbalance %.3f)  compute %.3fs (%s edges/s)  total %.3fs\n",
 		r.Times.Load, hn(uint64(float64(r.Graph.Edges)/max(r.Times.Load, 1e-9))), r.Times.Partition, r.Balance.Imbalance,
 		r.Times.Compute, hn(uint64(r.EdgesPerSecond)), r.Times.Total)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "iter\tmode\tactive V\tactive E\treads\twrites\tatomics\tbytes\tseconds\tmodelled\t")
+	fmt.Fprintln(tw, "iter\tmode\tupdate\tactive V\tactive E\treads\twrites\tatomics\tbytes\tseconds\tmodelled\t")
 	for i, it := range r.Iterations {
 		mode := "sparse"
 		if it.Dense {
 			mode = "dense"
 		}
 		v := it.Verbs
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t%.6f\t\n", i, mode, hn(it.ActiveVertices), hn(it.ActiveEdges),
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t%.6f\t\n", i, mode, it.Update, hn(it.ActiveVertices), hn(it.ActiveEdges),
 			hn(v.Reads), hn(v.Writes), hn(v.Atomics()), hb(v.Bytes()), it.Seconds, it.ModeledSeconds)
 	}
 	tw.Flush()
@@ -330,6 +376,9 @@ func (r *runReport) print(j *Job) {
 	for i, p := range r.MNPoolBytes {
 		pools[i] = fmt.Sprintf("%s/%s", hb(r.MNUsedBytes[i]), hb(p))
 	}
+	u := r.Updates
+	fmt.Fprintf(w, "updates: %s candidates: %s local, %s ValRD pairs (%s pre-combined), %s RefRD edges in %s segments, %s direct; %s in %s mailbox writes, %s spilled; %.4f remote atomics per edge; ValRD applied by %s\n",
+		hn(u.Candidates), hn(u.Local), hn(u.ValRD), hn(u.Combined), hn(u.RefRD), hn(u.RefItems), hn(u.Direct), hb(u.RDBytes), hn(u.Flushes), hn(u.Spills), r.AtomicsPerEdge, r.ValRDApply)
 	fmt.Fprintf(w, "modelled fabric time on %s: %.4fs\n", r.NICProfile, r.ModeledFabricS)
 	fmt.Fprintf(w, "memory: CN cache %s max per CN; MN used/pool %s\n", hb(r.CNCacheBytesMax), strings.Join(pools, ", "))
 	if r.Verified {

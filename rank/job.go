@@ -87,6 +87,8 @@ type Outcome struct {
 	Damping      float64 // PageRank
 	Workers      int     // per CN
 	NICProfile   string
+	Mode         string
+	Ablations    []string
 	LoadS        float64
 	PartS        float64
 	ComputeS     float64
@@ -110,7 +112,12 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 	t0 := time.Now()
 
 	// Phase 1: the graph and the program (every rank, same result).
-	g, prog, err := prepare(&cfg, out)
+	err := cfg.Engine.Validate()
+	var g *csr.Graph
+	var prog *algo.Program
+	if err == nil {
+		g, prog, err = prepare(&cfg, out)
+	}
 	if err == nil && cfg.PreCheck != nil && w.Rank() == 0 {
 		err = cfg.PreCheck()
 	}
@@ -120,6 +127,7 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 	out.Program, out.Vertices, out.Edges = prog, uint64(g.N), g.NumEdges()
 	out.Degrees = csr.Degrees(g)
 	out.Workers, out.NICProfile = cfg.Engine.Workers, cfg.Engine.Profile.Name
+	out.Mode, out.Ablations = cfg.Engine.Mode, ablations(cfg)
 	loadRead := time.Since(t0)
 
 	// Phase 2: stage-1 partitioning, cross-checked across ranks.
@@ -244,6 +252,20 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 	out.Result, out.ComputeS = res, res.ComputeSeconds
 	closed = true
 	return out, agree(net.Close())
+}
+
+func ablations(c JobConfig) []string {
+	var a []string
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{c.Layout.NoInPlace, "--no-inplace"}, {c.Engine.NoMerge, "--no-merge"}, {c.Engine.NoDoorbell, "--no-doorbell"},
+		{c.Engine.NoCollab, "--no-collab"}, {c.Engine.NoRefRD, "--no-refrd"}, {c.Engine.NoValRD, "--no-valrd"}} {
+		if f.on {
+			a = append(a, f.name)
+		}
+	}
+	return a
 }
 
 // mailboxSizes are the ValRD and RefRD mailbox capacities per chunk: the
