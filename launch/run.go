@@ -36,6 +36,7 @@ type runFlags struct {
 	iterations int
 	damping    float64
 	workers    int
+	inflight   int
 	batch      int
 	mnMem      string
 	fabric     string
@@ -69,6 +70,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&r.iterations, "iterations", 0, "PageRank iterations (default: the properties, else 20)")
 	fs.Float64Var(&r.damping, "damping", 0, "PageRank damping factor (default: the properties, else 0.85)")
 	fs.IntVar(&r.workers, "workers", 0, "worker goroutines per compute node (default: its cores)")
+	fs.IntVar(&r.inflight, "inflight", 1, "goroutines per worker, each with its own endpoint, keeping several batches in flight (raise it on fabrics with µs latency)")
 	fs.IntVar(&r.batch, "batch", 256, "vertices per batch claimed by a worker")
 	fs.StringVar(&r.mnMem, "mn-mem", "", "pool size of each memory node, e.g. 8GiB (default: what the graph needs plus 1 MiB)")
 	fs.StringVar(&r.fabric, "fabric", "", "libfabric provider: shm, tcp, verbs, efa, cxi, ... (default: shm on one host, else tcp)")
@@ -112,7 +114,7 @@ func (r *runFlags) jobConfig(j *Job) (rank.JobConfig, error) {
 		Source:     uint64(r.source),
 		HasSource:  r.fs.Changed("source"),
 		Iterations: r.iterations, Damping: r.damping, Alpha: r.alpha,
-		Engine: rank.Config{Workers: r.workers, Batch: r.batch, DenseDivisor: r.dense, Agree: j.Agree, Logf: j.Logf,
+		Engine: rank.Config{Workers: r.workers, Inflight: r.inflight, Batch: r.batch, DenseDivisor: r.dense, Agree: j.Agree, Logf: j.Logf,
 			Mode: r.mode, NoMerge: r.noMerge, NoDoorbell: r.noDoorbell, NoCollab: r.noCollab, NoRefRD: r.noRefRD, NoValRD: r.noValRD,
 			RefRDMin: r.refrdMin, ValRDApply: r.valrdApply},
 		Layout: csr.LayoutConfig{EntrySize: r.entrySize, NoInPlace: r.noInPlace},
@@ -139,8 +141,8 @@ func (r *runFlags) jobConfig(j *Job) (rank.JobConfig, error) {
 		}
 		cfg.MNMem = b
 	}
-	if r.batch < 1 || r.workers < 0 || r.dense <= 0 || r.alpha < 0 || r.timeout <= 0 {
-		return cfg, BadInputf("launch: --batch ≥ 1, --workers ≥ 0, --dense-threshold > 0, --alpha ≥ 0 and --timeout > 0 are required")
+	if r.batch < 1 || r.workers < 0 || r.inflight < 1 || r.dense <= 0 || r.alpha < 0 || r.timeout <= 0 {
+		return cfg, BadInputf("launch: --batch ≥ 1, --workers ≥ 0, --inflight ≥ 1, --dense-threshold > 0, --alpha ≥ 0 and --timeout > 0 are required")
 	}
 	prof, err := verbs.ParseProfile(r.nic)
 	if err != nil {

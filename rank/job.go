@@ -217,7 +217,7 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 	if err == nil && w.Role == spmd.CN {
 		lo, hi := out.Chunks[w.Index], out.Chunks[w.Index+1]
 		degrees = deg[lo:hi]
-		for range cfg.Engine.Workers {
+		for range cfg.Engine.Workers * cfg.Engine.Inflight {
 			var ep verbs.Endpoint
 			if ep, err = net.NewEndpoint(); err != nil {
 				break
