@@ -53,7 +53,8 @@ type Config struct {
 	NoRefRD    bool // no pass-by-reference redistribution
 	NoValRD    bool // no pass-by-value redistribution
 	// RefRDMin is the segment length T from which a segment for another
-	// chunk is sent by reference instead of fetched (default 32 edges).
+	// chunk is sent by reference instead of fetched (default 16 edges,
+	// see docs/design.md).
 	RefRDMin uint32
 	// ValRDApply says who folds ValRD pairs into the owner's attributes:
 	// "cn" (the owner CN drains its mailbox), "mn" (the MN holding the
@@ -91,7 +92,7 @@ func (c *Config) EnsureDefaults() {
 		c.DenseDivisor = 20
 	}
 	if c.RefRDMin == 0 {
-		c.RefRDMin = 32
+		c.RefRDMin = 16
 	}
 	if c.ValRDApply == "" || c.ValRDApply == "auto" {
 		c.ValRDApply = "cn"
