@@ -77,7 +77,7 @@ func TestRunBadInput(t *testing.T) {
 			if len(lines) != 1 || !strings.HasPrefix(lines[0], "dmg: ") || !strings.Contains(lines[0], tc.want) {
 				t.Fatalf("stderr should be one line containing %q, got:\n%s", tc.want, res.Stderr)
 			}
-			if tc.name != "unknown fabric" && res.ExitCode != 2 {
+			if res.ExitCode != 2 {
 				t.Errorf("exit %d, want 2 (%s)", res.ExitCode, lines[0])
 			}
 			if res.Elapsed.Seconds() > 15 {

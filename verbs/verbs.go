@@ -147,3 +147,12 @@ func (c *Config) Validate() error {
 type PostMode interface {
 	SetPostPerOp(on bool)
 }
+
+// ProviderError is a fabric provider that is unknown, unavailable or
+// refused here: the user's choice, not a run-time failure.
+type ProviderError struct{ Msg string }
+
+func (e *ProviderError) Error() string { return e.Msg }
+
+// BadInput marks the error as the user's input (exit status 2).
+func (e *ProviderError) BadInput() bool { return true }

@@ -79,7 +79,7 @@ func ProviderName(name string, sameHost bool) (string, error) {
 		name += ";ofi_rxm"
 	}
 	if why, ok := refused[name]; ok {
-		return "", errors.Errorf("verbs: libfabric provider %q refused: %s", name, why)
+		return "", &verbs.ProviderError{Msg: fmt.Sprintf("verbs: libfabric provider %q refused: %s", name, why)}
 	}
 	return name, nil
 }
@@ -209,8 +209,8 @@ func (n *Network) openLocal(prov string) error {
 		if ret == -C.DMG_ENODATA {
 			avail, _ := Providers(true)
 			any, _ := Providers(false)
-			return errors.Errorf("verbs: libfabric provider %q is not available with FI_EP_RDM, RMA and atomics; available: %s (all providers: %s)",
-				prov, strings.Join(avail, ", "), strings.Join(any, ", "))
+			return &verbs.ProviderError{Msg: fmt.Sprintf("verbs: libfabric provider %q is not available with FI_EP_RDM, RMA and atomics; available: %s (all providers: %s)",
+				prov, strings.Join(avail, ", "), strings.Join(any, ", "))}
 		}
 		return errors.Errorf("verbs: opening libfabric provider %q: %s", prov, cstr(errbuf[:]))
 	}
