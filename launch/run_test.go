@@ -2,9 +2,13 @@ package launch_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dmg-hpc/dmg/spmd/mpitest"
 )
@@ -115,5 +119,58 @@ func TestRunOutputs(t *testing.T) {
 		if !strings.Contains(string(j), key) {
 			t.Errorf("JSON report lacks %s", key)
 		}
+	}
+}
+
+// A rank that dies mid-run ends the whole job within seconds, with a
+// non-zero exit: no rank is left waiting for it.
+func TestDeadPeerEndsJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mpirun integration test")
+	}
+	cmd := exec.Command(mpitest.Mpirun(t), "-np", "4", dmgBin(t), "--roles", "cn:2,mn:2", "run", "--algo", "pagerank", "--graph", "kron:17", "--iterations", "200")
+	cmd.Env = append(os.Environ(), mpitest.Env()...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// Wait until the ranks compute, then kill one of them.
+	var victim int
+	deadline := time.Now().Add(60 * time.Second)
+	for victim == 0 && time.Now().Before(deadline) {
+		time.Sleep(500 * time.Millisecond)
+		b, _ := exec.Command("pgrep", "-f", "-n", dmgBin(t)+" --roles cn:2,mn:2 run").Output()
+		if pids := strings.Fields(string(b)); len(pids) > 0 {
+			victim, _ = strconv.Atoi(pids[0])
+		}
+	}
+	if victim == 0 {
+		cmd.Process.Kill()
+		t.Fatal("no rank process found")
+	}
+	time.Sleep(2 * time.Second)
+	killed := time.Now()
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill %d: %v", victim, err)
+	}
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatalf("job exited 0 after rank %d was killed:\n%s", victim, out.String())
+		}
+		if d := time.Since(killed); d > 20*time.Second {
+			t.Errorf("job took %v to end after a rank died", d)
+		}
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("job still running 60 s after a rank died:\n%s", out.String())
+	}
+	// No rank of that job may be left.
+	time.Sleep(time.Second)
+	if b, _ := exec.Command("pgrep", "-f", dmgBin(t)+" --roles cn:2,mn:2 run").Output(); len(strings.TrimSpace(string(b))) > 0 {
+		t.Errorf("ranks still running: %s", b)
 	}
 }
