@@ -69,9 +69,18 @@ demo: build
 	$(MPIRUN) -np $(NP) $(BIN) --roles $(ROLES) info
 	$(MPIRUN) -np $(NP) $(BIN) --roles $(ROLES) run --algo pagerank --graph kron:16 --verify
 
-## bench: Go benchmarks
+## bench: Go benchmarks briefly, then a small suite of runs under mpirun:
+## summary table, results.csv/json and PNG plots in bench-results/ (minutes)
+bench: BENCHTIME ?= 200ms
+bench: BENCH_GRAPHS ?= kron:14
+bench: BENCH_LAYOUTS ?= cn:1,mn:1,cn:2,mn:2
+bench: BENCH_REPS ?= 3
+bench: BENCH_OUT ?= bench-results
 bench: build
-	$(GO) test -run='^$$' -bench=. -benchmem ./...
+	$(GO) test -run='^$$' -bench=. -benchtime=$(BENCHTIME) -benchmem \
+		$$(grep -rl --include='*_test.go' '^func Benchmark' . | xargs -rn1 dirname | sort -u)
+	$(BIN) bench suite --graphs $(BENCH_GRAPHS) --layouts $(BENCH_LAYOUTS) --reps $(BENCH_REPS) \
+		--mpirun '$(MPIRUN)' --timeout 3m --out-dir $(BENCH_OUT)
 
 ## lint: gofmt and go vet
 lint:

@@ -6,7 +6,10 @@
 // pure function: every rank computes it and the job cross-checks agreement.
 //
 // Stage 2, at run time: Tasks cuts a chunk into batches of consecutive
-// vertices, with hub vertices split into edge-range tasks, and Scheduler
-// lets workers claim tasks dynamically and steal from each other, recording
-// per-worker busy time so the tail (max/median) is visible.
+// vertices, with hub vertices split into edge-range tasks; Run deals them to
+// workers as contiguous shares of equal cost (EdgeCost), and idle workers
+// steal the back half of the busiest share. Run records per-worker busy
+// time so the tail (Stats.TailRatio, max/median; Tail over iterations) is
+// visible. Like Chunks, Tasks is a pure function; Run does no I/O of its
+// own: the engine passes the work as a function of (worker, task).
 package balance

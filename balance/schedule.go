@@ -60,27 +60,57 @@ func (s Stats) TotalSteals() int {
 // perfectly even. It is 1 for one worker, for no workers and when no
 // worker was busy. When the median is zero but some worker was busy, it is
 // max/mean instead, which stays finite (at most the number of workers).
-func (s Stats) TailRatio() float64 {
+func (s Stats) TailRatio() float64 { return Tail([]Stats{s}) }
+
+// MaxBusy and MedianBusy are the largest and the median busy time.
+func (s Stats) MaxBusy() time.Duration {
+	mx, _, _ := s.busySummary()
+	return mx
+}
+
+// MedianBusy is the median busy time (mean of the middle two for an even
+// number of workers).
+func (s Stats) MedianBusy() time.Duration {
+	_, med, _ := s.busySummary()
+	return med
+}
+
+func (s Stats) busySummary() (mx, med, mean time.Duration) {
 	n := len(s.Busy)
-	if n <= 1 {
-		return 1
+	if n == 0 {
+		return 0, 0, 0
 	}
 	b := slices.Clone(s.Busy)
 	slices.Sort(b)
-	mx := float64(b[n-1])
-	if mx == 0 {
-		return 1
+	var sum time.Duration
+	for _, x := range b {
+		sum += x
 	}
-	med := float64(b[n/2])
+	med = b[n/2]
 	if n%2 == 0 {
-		med = (float64(b[n/2-1]) + med) / 2
+		med = (b[n/2-1] + b[n/2]) / 2
 	}
-	if med == 0 {
-		var sum float64
-		for _, x := range b {
-			sum += float64(x)
-		}
-		return mx / (sum / float64(n))
+	return b[n-1], med, sum / time.Duration(n)
+}
+
+// Tail is the tail ratio over several phases separated by barriers (the
+// iterations of a job): Σ max busy / Σ median busy, the time the phases
+// waited for their slowest worker against a typical one. It follows
+// TailRatio's conventions: 1 without workers or busy time, and the mean in
+// place of a zero median.
+func Tail(phases []Stats) float64 {
+	var mx, med, mean float64
+	workers := 0
+	for _, s := range phases {
+		a, b, c := s.busySummary()
+		mx, med, mean = mx+float64(a), med+float64(b), mean+float64(c)
+		workers = max(workers, len(s.Busy))
+	}
+	switch {
+	case workers <= 1 || mx == 0:
+		return 1
+	case med == 0:
+		return mx / mean
 	}
 	return mx / med
 }
@@ -117,11 +147,14 @@ func (d *deque) stealHalf() ([]Task, []uint64) {
 	if d.head == d.tail {
 		return nil, nil
 	}
-	half := uint64(d.rem.Load()) / 2
 	k, got := d.tail-1, d.costs[d.tail-1]
-	for k > d.head && got+d.costs[k-1] <= half {
-		k--
-		got += d.costs[k]
+	if rem := uint64(d.rem.Load()); rem == 0 {
+		k = d.tail - (d.tail-d.head+1)/2 // all free: half by count
+	} else {
+		for k > d.head && got+d.costs[k-1] <= rem/2 {
+			k--
+			got += d.costs[k]
+		}
 	}
 	ts := slices.Clone(d.tasks[k:d.tail])
 	cs := slices.Clone(d.costs[k:d.tail])
@@ -190,11 +223,15 @@ func Run(workers int, tasks []Task, cost func(Task) uint64, steal bool, fn func(
 			for !stop.Load() {
 				t, ok := own.pop()
 				if !ok {
-					if !steal || !stealInto(ds, w) {
+					if !steal {
+						return
+					}
+					n := stealInto(ds, w)
+					if n == 0 {
 						return
 					}
 					st.Steals[w]++
-					st.Stolen[w] += own.tail
+					st.Stolen[w] += n
 					continue
 				}
 				t0 := time.Now()
@@ -215,8 +252,9 @@ func Run(workers int, tasks []Task, cost func(Task) uint64, steal bool, fn func(
 }
 
 // stealInto moves the back half of the busiest other share into worker w's
-// (empty) deque; false when no work is queued anywhere.
-func stealInto(ds []deque, w int) bool {
+// (empty) deque and returns the number of tasks moved: 0 when no work is
+// queued anywhere.
+func stealInto(ds []deque, w int) int {
 	for {
 		victim, most := -1, int64(0)
 		for i := range ds {
@@ -228,13 +266,13 @@ func stealInto(ds []deque, w int) bool {
 			// Zero-cost tasks leave rem at 0: look for any queued task.
 			victim = anyQueued(ds, w)
 			if victim < 0 {
-				return false
+				return 0
 			}
 		}
 		ts, cs := ds[victim].stealHalf()
 		if len(ts) > 0 {
 			ds[w].install(ts, cs)
-			return true
+			return len(ts)
 		}
 	}
 }
