@@ -43,7 +43,7 @@ func benchCmd(opts *Options, run func(body) int) *cobra.Command {
 	v.Flags().DurationVar(&duration, "duration", 200*time.Millisecond, "how long each case runs")
 	v.Flags().StringVar(&span, "span", "64MiB", "size of the MN region the reads walk through")
 	v.Flags().DurationVar(&timeout, "timeout", verbs.DefaultTimeout, "completion timeout")
-	c.AddCommand(v, modesCmd(opts, run))
+	c.AddCommand(v, modesCmd(opts, run), suiteCmd(opts))
 	return c
 }
 

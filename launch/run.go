@@ -57,6 +57,9 @@ type runFlags struct {
 	refrdMin   uint32
 	valrdApply string
 	entrySize  int
+	hubDegree  uint64
+	noSteal    bool
+	noHubSplit bool
 	fs         *pflag.FlagSet
 }
 
@@ -89,6 +92,9 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&r.noValRD, "no-valrd", false, "ablation: no pass-by-value redistribution")
 	fs.Uint32Var(&r.refrdMin, "refrd-min", 16, "RefRD: segments of at least `T` edges for another CN are sent by reference")
 	fs.StringVar(&r.valrdApply, "valrd-apply", "auto", "who applies ValRD pairs: cn, mn or auto (cn: the CN's cores are the strong ones)")
+	fs.Uint64Var(&r.hubDegree, "hub-degree", 0, "vertices with more out-edges are split into edge-range tasks of at most `D` edges (default: max(1024, chunk edges/(16·goroutines)))")
+	fs.BoolVar(&r.noSteal, "no-steal", false, "stage 2 off: workers keep static shares, no stealing")
+	fs.BoolVar(&r.noHubSplit, "no-hubsplit", false, "stage 2 off: a hub vertex is one task")
 	fs.IntVar(&r.entrySize, "entry-size", 32, "index entry bytes: 16, 32 or 64")
 	fs.Float64Var(&r.alpha, "alpha", 0, "vertex weight α of stage-1 partitioning, α·|V_i|+|E_i| (default 8·(CNs−1))")
 }
@@ -116,7 +122,7 @@ func (r *runFlags) jobConfig(j *Job) (rank.JobConfig, error) {
 		Iterations: r.iterations, Damping: r.damping, Alpha: r.alpha,
 		Engine: rank.Config{Workers: r.workers, Inflight: r.inflight, Batch: r.batch, DenseDivisor: r.dense, Agree: j.Agree, Logf: j.Logf,
 			Mode: r.mode, NoMerge: r.noMerge, NoDoorbell: r.noDoorbell, NoCollab: r.noCollab, NoRefRD: r.noRefRD, NoValRD: r.noValRD,
-			RefRDMin: r.refrdMin, ValRDApply: r.valrdApply},
+			RefRDMin: r.refrdMin, ValRDApply: r.valrdApply, HubDegree: r.hubDegree, NoSteal: r.noSteal, NoHubSplit: r.noHubSplit},
 		Layout: csr.LayoutConfig{EntrySize: r.entrySize, NoInPlace: r.noInPlace},
 	}
 	check := cfg.Engine
@@ -289,6 +295,9 @@ type runReport struct {
 	} `json:"times"`
 	Balance struct {
 		Imbalance float64 `json:"imbalance"`
+		TailRatio float64 `json:"tail_ratio"`
+		Steals    uint64  `json:"steals"`
+		HubDegree uint64  `json:"hub_degree"`
 	} `json:"balance"`
 	Iterations      []rank.IterStats `json:"iterations"`
 	Verbs           verbsReport      `json:"verbs"`
@@ -324,6 +333,7 @@ func newRunReport(j *Job, out *rank.Outcome) *runReport {
 	r.Times.Load, r.Times.Partition, r.Times.Compute = out.LoadS, out.PartS, out.ComputeS
 	r.Times.Total = time.Since(j.Start).Seconds()
 	r.Balance.Imbalance = out.Imbalance
+	r.Balance.TailRatio, r.Balance.Steals, r.Balance.HubDegree = out.Result.TailRatio, out.Result.Steals, out.Result.HubDegree
 	r.Iterations = out.Result.Iterations
 	c := out.Result.Verbs
 	r.Verbs = verbsReport{c.Reads, c.Writes, c.Atomics(), c.BytesRead, c.BytesWritten, c.Doorbells, c.RoundTrips}
@@ -360,15 +370,15 @@ func (r *runReport) print(j *Job) {
 		r.Times.Load, hn(uint64(float64(r.Graph.Edges)/max(r.Times.Load, 1e-9))), r.Times.Partition, r.Balance.Imbalance,
 		r.Times.Compute, hn(uint64(r.EdgesPerSecond)), r.Times.Total)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "iter\tmode\tupdate\tactive V\tactive E\treads\twrites\tatomics\tbytes\tseconds\tmodelled\t")
+	fmt.Fprintln(tw, "iter\tmode\tupdate\tactive V\tactive E\treads\twrites\tatomics\tbytes\tseconds\tmodelled\ttail\t")
 	for i, it := range r.Iterations {
 		mode := "sparse"
 		if it.Dense {
 			mode = "dense"
 		}
 		v := it.Verbs
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t%.6f\t\n", i, mode, it.Update, hn(it.ActiveVertices), hn(it.ActiveEdges),
-			hn(v.Reads), hn(v.Writes), hn(v.Atomics()), hb(v.Bytes()), it.Seconds, it.ModeledSeconds)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t%.6f\t%.2f\t\n", i, mode, it.Update, hn(it.ActiveVertices), hn(it.ActiveEdges),
+			hn(v.Reads), hn(v.Writes), hn(v.Atomics()), hb(v.Bytes()), it.Seconds, it.ModeledSeconds, it.TailRatio)
 	}
 	tw.Flush()
 	v := r.Verbs
@@ -381,6 +391,8 @@ func (r *runReport) print(j *Job) {
 	u := r.Updates
 	fmt.Fprintf(w, "updates: %s candidates: %s local, %s ValRD pairs (%s pre-combined), %s RefRD edges in %s segments, %s direct; %s in %s mailbox writes, %s spilled; %.4f remote atomics per edge; ValRD applied by %s\n",
 		hn(u.Candidates), hn(u.Local), hn(u.ValRD), hn(u.Combined), hn(u.RefRD), hn(u.RefItems), hn(u.Direct), hb(u.RDBytes), hn(u.Flushes), hn(u.Spills), r.AtomicsPerEdge, r.ValRDApply)
+	fmt.Fprintf(w, "workload: stage-1 imbalance %.3f (max/mean α|V|+|E| of the chunks), stage-2 tail ratio %.2f (max/median worker busy time), %s steals, hub threshold %d edges\n",
+		r.Balance.Imbalance, r.Balance.TailRatio, hn(r.Balance.Steals), r.Balance.HubDegree)
 	fmt.Fprintf(w, "modelled fabric time on %s: %.4fs\n", r.NICProfile, r.ModeledFabricS)
 	fmt.Fprintf(w, "memory: CN cache %s max per CN; MN used/pool %s\n", hb(r.CNCacheBytesMax), strings.Join(pools, ", "))
 	if r.Verified {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dmg-hpc/dmg/algo"
+	"github.com/dmg-hpc/dmg/balance"
 	"github.com/dmg-hpc/dmg/csr"
 	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/dmg-hpc/dmg/update"
@@ -43,6 +44,13 @@ type Config struct {
 	Inflight int
 	// Batch is the number of consecutive vertices a worker claims at once.
 	Batch int
+	// HubDegree: vertices with more out-edges are tasks of their own, cut
+	// into edge ranges of at most HubDegree edges (0: max(1024, the
+	// chunk's edges / (16·goroutines))).
+	HubDegree uint64
+	// NoSteal and NoHubSplit switch stage 2 of the workload manager off:
+	// static shares per worker, hubs as one task.
+	NoSteal, NoHubSplit bool
 	// DenseDivisor classifies an iteration as dense when its active edges
 	// exceed |E|/DenseDivisor (Ligra's 20 by default).
 	DenseDivisor float64
@@ -155,6 +163,8 @@ type IterStats struct {
 	ModeledSeconds float64        `json:"modeled_s"`
 	Bottleneck     string         `json:"bottleneck"`
 	Verbs          verbs.Counters `json:"verbs"`
+	// TailRatio is max/median busy time of the workers, the worst CN.
+	TailRatio float64 `json:"tail_ratio"`
 	// Update says how non-local updates travelled: "collaborative" (RefRD
 	// and ValRD through mailboxes), "direct" (remote atomics), "local"
 	// (famgraph: every attribute is local), by candidates per path.
@@ -183,6 +193,13 @@ type Result struct {
 	Updates update.Stats
 	// ValRDApply is who applied ValRD pairs ("cn" or "mn").
 	ValRDApply string
+	// TailRatio is Σ max busy / Σ median busy over the iterations, the
+	// worst CN (balance.Tail).
+	TailRatio float64
+	// Steals counts tasks stolen by idle workers, over the job.
+	Steals uint64
+	// HubDegree is the hub threshold used.
+	HubDegree uint64
 }
 
 // Run executes cfg.Program on every rank of w: CNs compute over their chunk
@@ -220,6 +237,10 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, degr
 	}
 	res := &Result{ValRDApply: cfg.ValRDApply}
 	start := time.Now()
+	if e.isCN() {
+		e.planTasks()
+	}
+	res.HubDegree = e.cfg.HubDegree
 	err := cfg.Agree(e.init())
 	if err != nil {
 		return nil, err
@@ -284,8 +305,12 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, degr
 		if err != nil {
 			return nil, err
 		}
+		tail, err := e.tailRatio()
+		if err != nil {
+			return nil, err
+		}
 		s := IterStats{Dense: dense, ActiveVertices: activeV, ActiveEdges: activeE, Seconds: time.Since(t0).Seconds(), Verbs: cur.Sub(prev),
-			Update: e.pathName(), Updates: ups.Sub(res.Updates)}
+			Update: e.pathName(), Updates: ups.Sub(res.Updates), TailRatio: tail}
 		res.Updates = ups
 		if s.ModeledSeconds, s.Bottleneck, err = e.model(); err != nil {
 			return nil, err
@@ -304,6 +329,21 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, degr
 		return nil, err
 	}
 	res.Local = e.localCounters()
+	tails := []float64{0}
+	steals := []int64{0}
+	if e.isCN() {
+		tails[0] = balance.Tail(e.phases)
+		for _, ph := range e.phases {
+			steals[0] += int64(ph.TotalSteals())
+		}
+	}
+	if err := w.Comm.AllReduceFloat64(tails, spmd.Max); err != nil {
+		return nil, err
+	}
+	if err := w.Comm.AllReduceInt64(steals, spmd.Sum); err != nil {
+		return nil, err
+	}
+	res.TailRatio, res.Steals = tails[0], uint64(steals[0])
 	res.CacheBytes = e.cacheBytes()
 	mx := []int64{int64(res.CacheBytes)}
 	if err := w.Comm.AllReduceInt64(mx, spmd.Max); err != nil {
@@ -341,6 +381,11 @@ type engine struct {
 	mb     *update.Mailboxes
 	statMu sync.Mutex
 	stats  update.Stats // this CN's update paths so far
+	// stage 2: the chunk's tasks, their cost, and each push's stats.
+	tasks  []balance.Task
+	sparse []balance.Task
+	cost   func(balance.Task) uint64
+	phases []balance.Stats
 	// famgraph: the whole index and every attribute, on every CN.
 	fam    *famRegions
 	famIdx []uint64 // naive index words of every chunk, chunk by chunk
@@ -417,62 +462,86 @@ func (e *engine) jobUpdates() (update.Stats, error) {
 	return update.StatsFromInt64s(v), nil
 }
 
-// batch is a run of consecutive own vertices: a loading batch of the
-// layout (its out-of-place lists are contiguous on one MN), cut to at most
-// Config.Batch vertices.
-type batch struct{ lo, hi uint32 }
-
-func (e *engine) batches() []batch {
-	var out []batch
-	for _, lb := range e.st.ChunkBatches(e.w.Index) {
-		for a := lb.Lo; a < lb.Hi; a += uint32(e.cfg.Batch) {
-			out = append(out, batch{a, min(lb.Hi, a+uint32(e.cfg.Batch))})
-		}
+// planTasks cuts the chunk into stage-2 tasks: the layout's loading
+// batches (whose lists are contiguous on one MN) cut to Config.Batch
+// vertices and about HubDegree edges, hubs split into edge ranges.
+func (e *engine) planTasks() {
+	var edges uint64
+	for _, d := range e.deg {
+		edges += d
 	}
-	return out
+	if e.cfg.HubDegree == 0 {
+		e.cfg.HubDegree = max(1024, edges/uint64(16*len(e.eps)))
+	}
+	for _, lb := range e.st.ChunkBatches(e.w.Index) {
+		e.tasks = append(e.tasks, balance.Tasks(e.deg[lb.Lo-e.lo:lb.Hi-e.lo], lb.Lo, e.cfg.Batch, e.cfg.HubDegree, !e.cfg.NoHubSplit)...)
+	}
+	e.cost = balance.EdgeCost(e.deg, e.lo, 8)
 }
 
 // push runs the edge function over every active vertex of the own chunk:
-// workers claim batches dynamically.
+// the workers share the tasks through the work-stealing runner.
 func (e *engine) push() error {
 	if !e.isCN() {
 		return nil
 	}
-	bs := e.batches()
-	var next atomic.Int64
+	wks := make([]*worker, len(e.eps))
+	for i, ep := range e.eps {
+		wk, err := newWorker(e, ep)
+		if err != nil {
+			return err
+		}
+		wks[i] = wk
+	}
+	tasks := e.tasks
+	if !e.p.AllActive { // skip tasks without an active vertex
+		tasks = e.sparse[:0]
+		for _, t := range e.tasks {
+			for v := t.Lo; v < t.Hi; v++ {
+				if e.active[v-e.lo] {
+					tasks = append(tasks, t)
+					break
+				}
+			}
+		}
+		e.sparse = tasks
+	}
+	st, err := balance.Run(len(wks), tasks, e.cost, !e.cfg.NoSteal, func(w int, t balance.Task) error { return wks[w].process(t) })
+	e.phases = append(e.phases, st)
+	errs := make([]error, len(wks))
 	var wg sync.WaitGroup
-	errs := make([]error, len(e.eps))
-	for wi, ep := range e.eps {
+	for i, wk := range wks {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			wk, err := newWorker(e, ep)
 			if err == nil {
-				for {
-					i := int(next.Add(1) - 1)
-					if i >= len(bs) {
-						break
-					}
-					if err = wk.process(bs[i]); err != nil {
-						next.Store(int64(len(bs))) // stop the others early
-						break
-					}
-				}
-			}
-			if err == nil {
-				err = wk.finish()
+				errs[i] = wk.finish()
 			}
 			e.addStats(wk.stats)
-			errs[wi] = err
 		}()
 	}
 	wg.Wait()
+	if err != nil {
+		return err
+	}
 	for _, err := range errs {
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// tailRatio is the worst CN's tail ratio of the last push (0 on MNs).
+func (e *engine) tailRatio() (float64, error) {
+	v := []float64{0}
+	if e.isCN() && len(e.phases) > 0 {
+		v[0] = e.phases[len(e.phases)-1].TailRatio()
+	}
+	if err := e.w.Comm.AllReduceFloat64(v, spmd.Max); err != nil {
+		return 0, err
+	}
+	return v[0], nil
 }
 
 // mnApply is the memory nodes' part of ValRD when they apply it: each MN
@@ -657,7 +726,11 @@ func (wk *worker) flushRemote() error {
 	return wk.direct.Flush()
 }
 
-func (wk *worker) process(b batch) error {
+func (wk *worker) process(t balance.Task) error {
+	if !t.Whole() {
+		return wk.processHub(t)
+	}
+	b := batch{t.Lo, t.Hi}
 	switch wk.e.cfg.Mode {
 	case ModeNaive:
 		return wk.processNaive(b)
@@ -695,6 +768,9 @@ func (wk *worker) process(b batch) error {
 	}
 	return wk.flushRemote()
 }
+
+// batch is a run of consecutive own vertices.
+type batch struct{ lo, hi uint32 }
 
 // processNaive is the naive baseline on the plain CSR layout: for each
 // active vertex two dependent READs (its two offset words, then its list),
@@ -876,4 +952,105 @@ func (e *engine) reduceDangling() (float64, error) {
 		return 0, err
 	}
 	return v[0], nil
+}
+
+// processHub runs the edges [t.EdgeLo, t.EdgeHi) of one hub vertex (stage
+// 2 splits hubs so no goroutine holds more than one hub's share of work):
+// it reads the vertex's index entry (or offset words), then only its part
+// of the list — in dmg mode sending the parts of long segments for other
+// chunks by reference — and applies the edge function with the vertex's
+// full degree.
+func (wk *worker) processHub(t balance.Task) error {
+	e := wk.e
+	v := t.Lo
+	if !e.active[v-e.lo] {
+		return nil
+	}
+	deg := e.deg[v-e.lo]
+	a, b := t.EdgeRange(deg)
+	st := e.st
+	rec := uint64(st.Codec.RecordBytes())
+	var list verbs.Addr
+	var segs []uint32
+	switch e.cfg.Mode {
+	case ModeFAMGraph:
+		list = verbs.Addr(e.famIdx[int(v)+st.ChunkOf(v)])
+	case ModeNaive:
+		var words [16]byte
+		if err := wk.ep.Read(words[:], st.EntryAddr(v)); err != nil {
+			return err
+		}
+		if err := wk.ep.Flush(); err != nil {
+			return err
+		}
+		list = verbs.Addr(binary.LittleEndian.Uint64(words[:]))
+	default:
+		ent := make([]byte, st.Codec.Size)
+		if err := wk.ep.Read(ent, st.EntryAddr(v)); err != nil {
+			return err
+		}
+		if err := wk.ep.Flush(); err != nil {
+			return err
+		}
+		var d csr.Entry
+		if err := st.Codec.Decode(ent, &d); err != nil {
+			return errors.Wrapf(err, "rank: index entry of vertex %d", v)
+		}
+		if d.Kind == csr.InPlace || uint64(d.Degree) != deg {
+			return errors.Errorf("rank: hub vertex %d has a %v entry of degree %d, expected an edge list of %d", v, d.Kind, d.Degree, deg)
+		}
+		list = verbs.Addr(d.Addr)
+		if d.Kind == csr.OutOfPlace && e.collab && !e.cfg.NoRefRD {
+			segs = d.Segments
+		}
+	}
+	// Pieces of [a, b) to fetch; parts of long segments for other chunks go
+	// by reference instead.
+	type piece struct{ lo, hi uint64 }
+	var fetch []piece
+	if segs == nil {
+		fetch = append(fetch, piece{a, b})
+	} else {
+		var s0 uint64
+		for k, n := range segs {
+			lo, hi := max(a, s0), min(b, s0+uint64(n))
+			s0 += uint64(n)
+			if lo >= hi {
+				continue
+			}
+			if k != e.w.Index && hi-lo >= uint64(e.cfg.RefRDMin) {
+				it := update.RefItem{Seg: list.Add(lo * rec), Edges: uint32(hi - lo), Deg: uint32(deg), Val: e.val[v-e.lo]}
+				if err := wk.sender.Ref(k, it); err != nil {
+					return err
+				}
+				continue
+			}
+			fetch = append(fetch, piece{lo, hi})
+		}
+	}
+	var total uint64
+	for _, p := range fetch {
+		total += p.hi - p.lo
+	}
+	wk.buf = grow(wk.buf, int(total*rec))
+	var off uint64
+	for _, p := range fetch {
+		n := (p.hi - p.lo) * rec
+		if err := wk.ep.Read(wk.buf[off:off+n], list.Add(p.lo*rec)); err != nil {
+			return err
+		}
+		off += n
+	}
+	if total > 0 {
+		if err := wk.ep.Flush(); err != nil {
+			return err
+		}
+	}
+	if err := wk.visitRecords(v, deg); err != nil {
+		return err
+	}
+	if e.cfg.Mode == ModeNaive {
+		return wk.direct.Flush()
+	}
+	return wk.flushRemote()
 }

@@ -260,7 +260,8 @@ func ablations(c JobConfig) []string {
 		on   bool
 		name string
 	}{{c.Layout.NoInPlace, "--no-inplace"}, {c.Engine.NoMerge, "--no-merge"}, {c.Engine.NoDoorbell, "--no-doorbell"},
-		{c.Engine.NoCollab, "--no-collab"}, {c.Engine.NoRefRD, "--no-refrd"}, {c.Engine.NoValRD, "--no-valrd"}} {
+		{c.Engine.NoCollab, "--no-collab"}, {c.Engine.NoRefRD, "--no-refrd"}, {c.Engine.NoValRD, "--no-valrd"},
+		{c.Engine.NoSteal, "--no-steal"}, {c.Engine.NoHubSplit, "--no-hubsplit"}} {
 		if f.on {
 			a = append(a, f.name)
 		}
