@@ -37,7 +37,7 @@ const (
 	DefaultSuiteGraphs   = "kron:14"
 	DefaultSuiteAlgos    = "pagerank,bfs"
 	DefaultSuiteLayouts  = "cn:2,mn:2"
-	DefaultSuiteVariants = "naive=--mode naive,famgraph=--mode famgraph,dmg=,no-steal=--no-steal,no-hubsplit=--no-hubsplit"
+	DefaultSuiteVariants = "naive=--mode naive,famgraph=--mode famgraph,dmg-nomerge=--no-collab --no-merge,dmg-direct=--no-collab,dmg=,no-stage2=--no-steal --no-hubsplit"
 	DefaultSuiteBaseline = "naive"
 	DefaultSuiteOutDir   = "bench-results"
 )
