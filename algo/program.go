@@ -64,3 +64,21 @@ func (p *Program) Combine(a, b uint64) uint64 {
 // Unreachable is the BFS depth of a vertex the source does not reach
 // (Graphalytics: 9223372036854775807).
 const Unreachable = math.MaxInt64
+
+// Floats decodes value words that hold float64 bits (PageRank, SSSP).
+func Floats(words []uint64) []float64 {
+	f := make([]float64, len(words))
+	for i, x := range words {
+		f[i] = math.Float64frombits(x)
+	}
+	return f
+}
+
+// Ints decodes value words that hold integers (BFS depths).
+func Ints(words []uint64) []int64 {
+	f := make([]int64, len(words))
+	for i, x := range words {
+		f[i] = int64(x)
+	}
+	return f
+}

@@ -2,7 +2,6 @@ package launch
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -220,31 +219,14 @@ func runJobBody(j *Job, rf *runFlags) error {
 	return writeJSON(j, rep)
 }
 
-// values decodes the engine's words for the program's kind.
-func floatValues(v []uint64) []float64 {
-	f := make([]float64, len(v))
-	for i, x := range v {
-		f[i] = math.Float64frombits(x)
-	}
-	return f
-}
-
-func intValues(v []uint64) []int64 {
-	f := make([]int64, len(v))
-	for i, x := range v {
-		f[i] = int64(x)
-	}
-	return f
-}
-
 func writeValues(path string, out *rank.Outcome) error {
 	g, v := out.Graph, out.Result.Values
 	var err error
 	switch out.Program.Name {
 	case "pagerank", "sssp":
-		err = algo.WriteOutput(path, g, floatValues(v))
+		err = algo.WriteOutput(path, g, algo.Floats(v))
 	case "bfs":
-		err = algo.WriteOutput(path, g, intValues(v))
+		err = algo.WriteOutput(path, g, algo.Ints(v))
 	default: // wcc: label by the external id of the component's least vertex
 		labels := make([]uint64, len(v))
 		for i, l := range v {
@@ -260,13 +242,13 @@ func verifyOutcome(out *rank.Outcome) error {
 	var err error
 	switch p.Name {
 	case "pagerank":
-		err = algo.VerifyPageRank(g, p.Iterations, out.Damping, floatValues(v))
+		err = algo.VerifyPageRank(g, p.Iterations, out.Damping, algo.Floats(v))
 	case "bfs":
-		err = algo.VerifyBFS(g, out.Source, intValues(v))
+		err = algo.VerifyBFS(g, out.Source, algo.Ints(v))
 	case "wcc":
 		err = algo.VerifyWCC(g, v)
 	case "sssp":
-		err = algo.VerifySSSP(g, out.Source, floatValues(v))
+		err = algo.VerifySSSP(g, out.Source, algo.Floats(v))
 	}
 	return errors.Wrap(err, "launch: --verify failed")
 }

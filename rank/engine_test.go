@@ -41,22 +41,6 @@ func runLocal(t *testing.T, roles spmd.Roles, cfg JobConfig) *Outcome {
 	return outs[0]
 }
 
-func floats(v []uint64) []float64 {
-	f := make([]float64, len(v))
-	for i, x := range v {
-		f[i] = math.Float64frombits(x)
-	}
-	return f
-}
-
-func ints(v []uint64) []int64 {
-	f := make([]int64, len(v))
-	for i, x := range v {
-		f[i] = int64(x)
-	}
-	return f
-}
-
 // Each kernel, run through the engine over the in-process fabric, agrees
 // with its serial verifier and with the reference implementation, for
 // several role layouts.
@@ -104,9 +88,9 @@ func checkKernel(t *testing.T, roles spmd.Roles, gs, a, name string, ec Config) 
 					var err error
 					switch a {
 					case "pagerank":
-						err = algo.VerifyPageRank(g, 20, 0.85, floats(v))
+						err = algo.VerifyPageRank(g, 20, 0.85, algo.Floats(v))
 					case "bfs":
-						err = algo.VerifyBFS(g, out.Source, ints(v))
+						err = algo.VerifyBFS(g, out.Source, algo.Ints(v))
 						ref := algo.ReferenceBFS(g, out.Source)
 						for i := range ref {
 							if ref[i] != int64(v[i]) {
@@ -116,7 +100,7 @@ func checkKernel(t *testing.T, roles spmd.Roles, gs, a, name string, ec Config) 
 					case "wcc":
 						err = algo.VerifyWCC(g, v)
 					case "sssp":
-						err = algo.VerifySSSP(g, out.Source, floats(v))
+						err = algo.VerifySSSP(g, out.Source, algo.Floats(v))
 						ref := algo.ReferenceSSSP(g, out.Source)
 						for i := range ref {
 							if got := math.Float64frombits(v[i]); got != ref[i] && math.Abs(got-ref[i]) > 1e-9*ref[i] {

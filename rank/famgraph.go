@@ -57,43 +57,6 @@ func (f *famRegions) slot(k, sender int) verbs.Addr {
 	return f.base[k].Add(uint64(sender) * 8 * uint64(f.bounds[k+1]-f.bounds[k]))
 }
 
-// readBytes reads n bytes at a in READs of at most maxBulk.
-func readBytes(ep verbs.Endpoint, a verbs.Addr, b []byte) error {
-	for len(b) > 0 {
-		n := min(len(b), maxBulk)
-		if err := ep.Read(b[:n], a); err != nil {
-			return err
-		}
-		if err := ep.Flush(); err != nil {
-			return err
-		}
-		a, b = a.Add(uint64(n)), b[n:]
-	}
-	return nil
-}
-
-func writeBytes(ep verbs.Endpoint, a verbs.Addr, b []byte) error {
-	for len(b) > 0 {
-		n := min(len(b), maxBulk)
-		if err := ep.Write(a, b[:n]); err != nil {
-			return err
-		}
-		if err := ep.Flush(); err != nil {
-			return err
-		}
-		a, b = a.Add(uint64(n)), b[n:]
-	}
-	return nil
-}
-
-func wordsToBytes(w []uint64) []byte {
-	b := make([]byte, 8*len(w))
-	for i, x := range w {
-		binary.LittleEndian.PutUint64(b[8*i:], x)
-	}
-	return b
-}
-
 // famInit reads the whole plain-CSR index (every chunk's offset words and
 // its end word) and sets up the full value and accumulator arrays.
 func (e *engine) famInit() error {

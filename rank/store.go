@@ -54,23 +54,11 @@ func (s *Store) chunkSpans(lo, hi uint32) [][2]uint32 {
 }
 
 // writeWords writes vals for vertices lo, lo+1, ... to attribute array a in
-// large WRITEs.
+// large WRITEs (a chunk's slice is contiguous on one MN).
 func (s *Store) writeWords(ep verbs.Endpoint, a int, lo uint32, vals []uint64) error {
 	for _, sp := range s.chunkSpans(lo, lo+uint32(len(vals))) {
-		b := make([]byte, 8*(sp[1]-sp[0]))
-		for i := range sp[1] - sp[0] {
-			binary.LittleEndian.PutUint64(b[8*i:], vals[sp[0]-lo+i])
-		}
-		dst := s.AttrAddr(a, sp[0])
-		for len(b) > 0 {
-			n := min(len(b), maxBulk)
-			if err := ep.Write(dst, b[:n]); err != nil {
-				return err
-			}
-			if err := ep.Flush(); err != nil {
-				return err
-			}
-			dst, b = dst.Add(uint64(n)), b[n:]
+		if err := writeBytes(ep, s.AttrAddr(a, sp[0]), wordsToBytes(vals[sp[0]-lo:sp[1]-lo])); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -80,22 +68,51 @@ func (s *Store) writeWords(ep verbs.Endpoint, a int, lo uint32, vals []uint64) e
 func (s *Store) readWords(ep verbs.Endpoint, a int, lo uint32, vals []uint64) error {
 	for _, sp := range s.chunkSpans(lo, lo+uint32(len(vals))) {
 		b := make([]byte, 8*(sp[1]-sp[0]))
-		src, rest := s.AttrAddr(a, sp[0]), b
-		for len(rest) > 0 {
-			n := min(len(rest), maxBulk)
-			if err := ep.Read(rest[:n], src); err != nil {
-				return err
-			}
-			if err := ep.Flush(); err != nil {
-				return err
-			}
-			src, rest = src.Add(uint64(n)), rest[n:]
+		if err := readBytes(ep, s.AttrAddr(a, sp[0]), b); err != nil {
+			return err
 		}
 		for i := range sp[1] - sp[0] {
 			vals[sp[0]-lo+i] = binary.LittleEndian.Uint64(b[8*i:])
 		}
 	}
 	return nil
+}
+
+// readBytes reads n bytes at a in READs of at most maxBulk.
+func readBytes(ep verbs.Endpoint, a verbs.Addr, b []byte) error {
+	for len(b) > 0 {
+		n := min(len(b), maxBulk)
+		if err := ep.Read(b[:n], a); err != nil {
+			return err
+		}
+		if err := ep.Flush(); err != nil {
+			return err
+		}
+		a, b = a.Add(uint64(n)), b[n:]
+	}
+	return nil
+}
+
+func writeBytes(ep verbs.Endpoint, a verbs.Addr, b []byte) error {
+	for len(b) > 0 {
+		n := min(len(b), maxBulk)
+		if err := ep.Write(a, b[:n]); err != nil {
+			return err
+		}
+		if err := ep.Flush(); err != nil {
+			return err
+		}
+		a, b = a.Add(uint64(n)), b[n:]
+	}
+	return nil
+}
+
+func wordsToBytes(w []uint64) []byte {
+	b := make([]byte, 8*len(w))
+	for i, x := range w {
+		binary.LittleEndian.PutUint64(b[8*i:], x)
+	}
+	return b
 }
 
 // reader queues READs and completes them at Flush: a verbs.ReadMerger,
