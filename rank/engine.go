@@ -996,8 +996,24 @@ func (wk *worker) processHub(t balance.Task) error {
 		if err := st.Codec.Decode(ent, &d); err != nil {
 			return errors.Wrapf(err, "rank: index entry of vertex %d", v)
 		}
-		if d.Kind == csr.InPlace || uint64(d.Degree) != deg {
-			return errors.Errorf("rank: hub vertex %d has a %v entry of degree %d, expected an edge list of %d", v, d.Kind, d.Degree, deg)
+		if uint64(d.Degree) != deg {
+			return errors.Errorf("rank: hub vertex %d has an index entry of degree %d, expected %d", v, d.Degree, deg)
+		}
+		if d.Kind == csr.InPlace { // a hub threshold below the in-place capacity
+			var ws []float32
+			if st.Weighted {
+				ws = d.Weights[a:b]
+			}
+			for k, dst := range d.Dst[a:b] {
+				w := 1.0
+				if ws != nil {
+					w = float64(ws[k])
+				}
+				if err := wk.candidate(dst, e.p.Edge(e.val[v-e.lo], deg, w)); err != nil {
+					return err
+				}
+			}
+			return wk.flushRemote()
 		}
 		list = verbs.Addr(d.Addr)
 		if d.Kind == csr.OutOfPlace && e.collab && !e.cfg.NoRefRD {
