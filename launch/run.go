@@ -68,7 +68,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&r.graph, "graph", DefaultGraph, "graph: a file (.properties of LDBC Graphalytics, SNAP .txt, .el, .wel, .mtx, binary; .gz read transparently) or a generator kron:SCALE[:EF], uniform:N:M")
 	fs.StringVar(&r.out, "out", "", "write the vertex results to `FILE` in Graphalytics format (id value)")
 	fs.BoolVar(&r.verify, "verify", false, "check the result with the serial verifier on rank 0; a mismatch fails the run")
-	fs.Int64Var(&r.source, "source", 0, "BFS/SSSP source vertex (external id; default: the Graphalytics properties, else the first vertex)")
+	fs.Int64Var(&r.source, "source", 0, "BFS/SSSP source vertex (external id; default: the Graphalytics properties, else the vertex with the most out-edges)")
 	fs.IntVar(&r.iterations, "iterations", 0, "PageRank iterations (default: the properties, else 20)")
 	fs.Float64Var(&r.damping, "damping", 0, "PageRank damping factor (default: the properties, else 0.85)")
 	fs.IntVar(&r.workers, "workers", 0, "worker goroutines per compute node (default: its cores)")

@@ -318,7 +318,15 @@ func prepare(cfg *JobConfig, out *Outcome) (*csr.Graph, *algo.Program, error) {
 			has, ext = true, cfg.Source
 		}
 		if !has {
-			return 0, nil // the first vertex
+			// No source given: the vertex with the most out-edges (lowest
+			// id on ties), so a generated graph's traversal is not empty.
+			var best uint32
+			for v := range g.N {
+				if g.Degree(v) > g.Degree(best) {
+					best = v
+				}
+			}
+			return best, nil
 		}
 		v, ok := g.DenseID(ext)
 		if !ok {
