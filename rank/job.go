@@ -271,12 +271,12 @@ func ablations(c JobConfig) []string {
 
 // mailboxSizes are the ValRD and RefRD mailbox capacities per chunk: the
 // configured ones, or room for about half the edges' pairs and a quarter
-// of the vertices' items, within [64 KiB, 32 MiB]; overflow spills to
-// direct update.
+// of the vertices' items, within [64 KiB, 256 MiB] and [64 KiB, 32 MiB];
+// overflow spills to direct update.
 func mailboxSizes(c Config, g *csr.Graph) (uint64, uint64) {
 	valCap, refCap := c.ValMailbox, c.RefMailbox
 	if valCap == 0 {
-		valCap = min(32<<20, max(64<<10, update.ValRec*g.NumEdges()/2))
+		valCap = min(256<<20, max(64<<10, update.ValRec*g.NumEdges()/2))
 	}
 	if refCap == 0 {
 		refCap = min(32<<20, max(64<<10, update.RefRec*uint64(g.N)/4))
