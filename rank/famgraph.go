@@ -66,7 +66,7 @@ func (e *engine) famInit() error {
 	e.famIdx = make([]uint64, 0, int(n)+len(b)-1)
 	for k := 0; k+1 < len(b); k++ {
 		words := make([]byte, 8*(b[k+1]-b[k]+1))
-		if err := readBytes(ep, st.EntryAddr(b[k]), words); err != nil {
+		if err := verbs.ReadBulk(ep, words, st.EntryAddr(b[k])); err != nil {
 			return err
 		}
 		for i := 0; i < len(words); i += 8 {
@@ -93,7 +93,7 @@ func (e *engine) famExchange() error {
 			continue
 		}
 		part := e.allAcc[b[k]:b[k+1]]
-		if err := writeBytes(e.eps[0], e.fam.slot(k, e.w.Index), wordsToBytes(part)); err != nil {
+		if err := verbs.WriteBulk(e.eps[0], e.fam.slot(k, e.w.Index), wordsToBytes(part)); err != nil {
 			return err
 		}
 		for i := range part {
@@ -114,7 +114,7 @@ func (e *engine) famGather(in []uint64) error {
 		if s == e.w.Index {
 			continue
 		}
-		if err := readBytes(e.eps[0], e.fam.slot(e.w.Index, s), buf); err != nil {
+		if err := verbs.ReadBulk(e.eps[0], buf, e.fam.slot(e.w.Index, s)); err != nil {
 			return err
 		}
 		for i := range in {

@@ -36,9 +36,6 @@ func (s *Store) ValueAddr(v uint32) verbs.Addr { return s.AttrAddr(attrValue, v)
 // InboxAddr is the address of v's remote-update word.
 func (s *Store) InboxAddr(v uint32) verbs.Addr { return s.AttrAddr(attrInbox, v) }
 
-// maxBulk bounds one READ or WRITE of a bulk transfer.
-const maxBulk = 8 << 20
-
 // chunkSpans cuts [lo, hi) at chunk boundaries: a chunk's attribute slice
 // is contiguous on one MN.
 func (s *Store) chunkSpans(lo, hi uint32) [][2]uint32 {
@@ -57,7 +54,7 @@ func (s *Store) chunkSpans(lo, hi uint32) [][2]uint32 {
 // large WRITEs (a chunk's slice is contiguous on one MN).
 func (s *Store) writeWords(ep verbs.Endpoint, a int, lo uint32, vals []uint64) error {
 	for _, sp := range s.chunkSpans(lo, lo+uint32(len(vals))) {
-		if err := writeBytes(ep, s.AttrAddr(a, sp[0]), wordsToBytes(vals[sp[0]-lo:sp[1]-lo])); err != nil {
+		if err := verbs.WriteBulk(ep, s.AttrAddr(a, sp[0]), wordsToBytes(vals[sp[0]-lo:sp[1]-lo])); err != nil {
 			return err
 		}
 	}
@@ -68,41 +65,12 @@ func (s *Store) writeWords(ep verbs.Endpoint, a int, lo uint32, vals []uint64) e
 func (s *Store) readWords(ep verbs.Endpoint, a int, lo uint32, vals []uint64) error {
 	for _, sp := range s.chunkSpans(lo, lo+uint32(len(vals))) {
 		b := make([]byte, 8*(sp[1]-sp[0]))
-		if err := readBytes(ep, s.AttrAddr(a, sp[0]), b); err != nil {
+		if err := verbs.ReadBulk(ep, b, s.AttrAddr(a, sp[0])); err != nil {
 			return err
 		}
 		for i := range sp[1] - sp[0] {
 			vals[sp[0]-lo+i] = binary.LittleEndian.Uint64(b[8*i:])
 		}
-	}
-	return nil
-}
-
-// readBytes reads n bytes at a in READs of at most maxBulk.
-func readBytes(ep verbs.Endpoint, a verbs.Addr, b []byte) error {
-	for len(b) > 0 {
-		n := min(len(b), maxBulk)
-		if err := ep.Read(b[:n], a); err != nil {
-			return err
-		}
-		if err := ep.Flush(); err != nil {
-			return err
-		}
-		a, b = a.Add(uint64(n)), b[n:]
-	}
-	return nil
-}
-
-func writeBytes(ep verbs.Endpoint, a verbs.Addr, b []byte) error {
-	for len(b) > 0 {
-		n := min(len(b), maxBulk)
-		if err := ep.Write(a, b[:n]); err != nil {
-			return err
-		}
-		if err := ep.Flush(); err != nil {
-			return err
-		}
-		a, b = a.Add(uint64(n)), b[n:]
 	}
 	return nil
 }

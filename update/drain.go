@@ -29,20 +29,6 @@ func readTail(ep verbs.Endpoint, box verbs.Addr, capBytes uint64) (uint64, error
 	return min(binary.LittleEndian.Uint64(b[:]), capBytes), nil
 }
 
-func readRange(ep verbs.Endpoint, src verbs.Addr, dst []byte) error {
-	for len(dst) > 0 {
-		n := min(len(dst), maxRead)
-		if err := ep.Read(dst[:n], src); err != nil {
-			return err
-		}
-		if err := ep.Flush(); err != nil {
-			return err
-		}
-		dst, src = dst[n:], src.Add(uint64(n))
-	}
-	return nil
-}
-
 // reset empties a mailbox (after the barrier that ends an iteration's
 // sends, before the barrier that starts the next).
 func reset(ep verbs.Endpoint, box verbs.Addr) error {
@@ -61,7 +47,7 @@ func (mb *Mailboxes) DrainVal(ep verbs.Endpoint, k int, fn func(v uint32, val ui
 		return 0, err
 	}
 	b := make([]byte, used)
-	if err := readRange(ep, mb.Val[k].Add(header), b); err != nil {
+	if err := verbs.ReadBulk(ep, b, mb.Val[k].Add(header)); err != nil {
 		return 0, err
 	}
 	for off := 0; off+ValRec <= len(b); off += ValRec {
@@ -81,7 +67,7 @@ func (mb *Mailboxes) DrainRef(ep verbs.Endpoint, merger Reader, k int, recBytes 
 		return 0, 0, err
 	}
 	b := make([]byte, used)
-	if err := readRange(ep, mb.Ref[k].Add(header), b); err != nil {
+	if err := verbs.ReadBulk(ep, b, mb.Ref[k].Add(header)); err != nil {
 		return 0, 0, err
 	}
 	items := make([]RefItem, 0, used/RefRec)
