@@ -673,7 +673,7 @@ func fmtMetric(m map[string]float64, k string) string {
 // WriteSuiteTable prints the summary table and the failures under it.
 func WriteSuiteTable(w io.Writer, sums []SuiteSummary) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "graph\talgo\tlayout\tvariant\tok\tcompute s\tedges/s\tops/edge\tatomics/edge\tCN cache\tfabric s\ttail\tspeedup\tfabric×\tops×\tvs\t")
+	fmt.Fprintln(tw, "graph\talgo\tlayout\tvariant\tok\tcompute s\tedges/s\tops/edge\tatomics/edge\tCN cache\tfabric s\ttail\tspeedup\tfabric speedup\tops vs base\tbase\t")
 	for _, s := range sums {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t", s.Graph, s.Algo, s.Layout, s.Variant, s.OK, s.Runs)
 		for _, k := range []string{MetricCompute, MetricEdgesPerS, MetricOpsPerEdge, MetricAtomicsPerE, MetricCNCache, MetricFabric, MetricTail} {
