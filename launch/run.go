@@ -90,7 +90,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&r.noRefRD, "no-refrd", false, "ablation: no pass-by-reference redistribution")
 	fs.BoolVar(&r.noValRD, "no-valrd", false, "ablation: no pass-by-value redistribution")
 	fs.Uint32Var(&r.refrdMin, "refrd-min", 16, "RefRD: segments of at least `T` edges for another CN are sent by reference")
-	fs.StringVar(&r.valrdApply, "valrd-apply", "auto", "who applies ValRD pairs: cn, mn or auto (cn: the CN's cores are the strong ones)")
+	fs.StringVar(&r.valrdApply, "valrd-apply", "auto", "who applies ValRD pairs: cn (the owner CN), mn (the MN holding the mailbox) or auto (try both, keep the faster per pair)")
 	fs.Uint64Var(&r.hubDegree, "hub-degree", 0, "vertices with more out-edges are split into edge-range tasks of at most `D` edges (default: max(1024, chunk edges/(16·goroutines)))")
 	fs.BoolVar(&r.noSteal, "no-steal", false, "stage 2 off: workers keep static shares, no stealing")
 	fs.BoolVar(&r.noHubSplit, "no-hubsplit", false, "stage 2 off: a hub vertex is one task")

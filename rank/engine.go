@@ -3,6 +3,7 @@ package rank
 import (
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"runtime"
 	"sync"
@@ -66,7 +67,9 @@ type Config struct {
 	RefRDMin uint32
 	// ValRDApply says who folds ValRD pairs into the owner's attributes:
 	// "cn" (the owner CN drains its mailbox), "mn" (the MN holding the
-	// mailbox applies it in local memory) or "auto" (default: cn).
+	// mailbox applies it in local memory) or "auto" (default): the first
+	// collaborative iteration uses cn, the second mn, and from then on the
+	// one that took less time per pair, measured job-wide.
 	ValRDApply string
 	// Mailbox sizes in bytes (0: sized from the graph); tests shrink them to
 	// prove spilling loses nothing.
@@ -102,8 +105,8 @@ func (c *Config) EnsureDefaults() {
 	if c.RefRDMin == 0 {
 		c.RefRDMin = 16
 	}
-	if c.ValRDApply == "" || c.ValRDApply == "auto" {
-		c.ValRDApply = "cn"
+	if c.ValRDApply == "" {
+		c.ValRDApply = "auto"
 	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
@@ -124,7 +127,7 @@ func (c *Config) Validate() error {
 		return paramErrorf("the ablation flags (--no-merge, --no-doorbell, --no-collab, --no-refrd, --no-valrd) apply to --mode dmg only")
 	}
 	switch c.ValRDApply {
-	case "cn", "mn":
+	case "cn", "mn", "auto":
 	default:
 		return paramErrorf("--valrd-apply %q; expected cn, mn or auto", c.ValRDApply)
 	}
@@ -165,6 +168,9 @@ type IterStats struct {
 	Verbs          verbs.Counters `json:"verbs"`
 	// TailRatio is max/median busy time of the workers, the worst CN.
 	TailRatio float64 `json:"tail_ratio"`
+	// ValRDAt is who applied the ValRD pairs ("cn", "mn"; empty when none
+	// were sent).
+	ValRDAt string `json:"valrd_at,omitempty"`
 	// Update says how non-local updates travelled: "collaborative" (RefRD
 	// and ValRD through mailboxes), "direct" (remote atomics), "local"
 	// (famgraph: every attribute is local), by candidates per path.
@@ -235,7 +241,8 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, degr
 			return nil, errors.Errorf("rank: %d degrees for a chunk of %d vertices", len(degrees), e.hi-e.lo)
 		}
 	}
-	res := &Result{ValRDApply: cfg.ValRDApply}
+	res := &Result{}
+	e.perPair, e.valrdCount = map[string]float64{}, map[string]int{}
 	start := time.Now()
 	if e.isCN() {
 		e.planTasks()
@@ -272,10 +279,17 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, degr
 		if err := cfg.Agree(e.push()); err != nil {
 			return nil, err
 		}
-		if e.collab && !cfg.NoValRD && cfg.ValRDApply == "mn" {
+		e.valrdAt = ""
+		if e.collab && !cfg.NoValRD {
+			e.valrdAt = e.chooseValRD()
+		}
+		e.drainValS, e.mnApplyS = 0, 0
+		if e.valrdAt == "mn" {
+			t := time.Now()
 			if err := cfg.Agree(e.mnApply()); err != nil {
 				return nil, err
 			}
+			e.mnApplyS = time.Since(t).Seconds()
 		}
 		if cfg.Mode == ModeFAMGraph {
 			if err := cfg.Agree(e.famExchange()); err != nil {
@@ -310,7 +324,10 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, degr
 			return nil, err
 		}
 		s := IterStats{Dense: dense, ActiveVertices: activeV, ActiveEdges: activeE, Seconds: time.Since(t0).Seconds(), Verbs: cur.Sub(prev),
-			Update: e.pathName(), Updates: ups.Sub(res.Updates), TailRatio: tail}
+			Update: e.pathName(), Updates: ups.Sub(res.Updates), TailRatio: tail, ValRDAt: e.valrdAt}
+		if err := e.measureValRD(s.Updates.ValRD); err != nil {
+			return nil, err
+		}
 		res.Updates = ups
 		if s.ModeledSeconds, s.Bottleneck, err = e.model(); err != nil {
 			return nil, err
@@ -344,6 +361,10 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, degr
 		return nil, err
 	}
 	res.TailRatio, res.Steals = tails[0], uint64(steals[0])
+	res.ValRDApply = cfg.ValRDApply
+	if cfg.ValRDApply == "auto" {
+		res.ValRDApply = fmt.Sprintf("auto (cn in %d iterations, mn in %d)", e.valrdCount["cn"], e.valrdCount["mn"])
+	}
 	res.CacheBytes = e.cacheBytes()
 	mx := []int64{int64(res.CacheBytes)}
 	if err := w.Comm.AllReduceInt64(mx, spmd.Max); err != nil {
@@ -378,9 +399,16 @@ type engine struct {
 	last []verbs.EndpointLoad
 	// collab is set for the iterations that use the collaborative update.
 	collab bool
-	mb     *update.Mailboxes
-	statMu sync.Mutex
-	stats  update.Stats // this CN's update paths so far
+	// valrdAt is who applies ValRD pairs this iteration; perPair the
+	// measured seconds per pair of each choice (0: not measured yet).
+	valrdAt    string
+	perPair    map[string]float64
+	drainValS  float64 // this CN's ValRD drain time in the last apply
+	mnApplyS   float64 // the MN apply phase's wall time
+	valrdCount map[string]int
+	mb         *update.Mailboxes
+	statMu     sync.Mutex
+	stats      update.Stats // this CN's update paths so far
 	// stage 2: the chunk's tasks, their cost, and each push's stats.
 	tasks  []balance.Task
 	sparse []balance.Task
@@ -544,6 +572,46 @@ func (e *engine) tailRatio() (float64, error) {
 	return v[0], nil
 }
 
+// chooseValRD picks who applies this iteration's ValRD pairs (the same
+// on every rank: the measurements are job-wide).
+func (e *engine) chooseValRD() string {
+	if e.cfg.ValRDApply != "auto" {
+		return e.cfg.ValRDApply
+	}
+	cn, mn := e.perPair["cn"], e.perPair["mn"]
+	switch {
+	case cn == 0:
+		return "cn"
+	case mn == 0:
+		return "mn"
+	case mn < cn:
+		return "mn"
+	}
+	return "cn"
+}
+
+// measureValRD records the seconds per ValRD pair of this iteration's
+// choice: the slowest CN's drain, or the MN phase's wall time (collective).
+func (e *engine) measureValRD(pairs uint64) error {
+	t := []float64{e.drainValS, e.mnApplyS}
+	if err := e.w.Comm.AllReduceFloat64(t, spmd.Max); err != nil {
+		return err
+	}
+	if e.valrdAt == "" {
+		return nil
+	}
+	e.valrdCount[e.valrdAt]++
+	if pairs == 0 {
+		return nil
+	}
+	sec := t[0]
+	if e.valrdAt == "mn" {
+		sec = t[1]
+	}
+	e.perPair[e.valrdAt] = max(sec/float64(pairs), 1e-12)
+	return nil
+}
+
 // mnApply is the memory nodes' part of ValRD when they apply it: each MN
 // folds the ValRD mailboxes it holds into the inbox words, in local memory.
 func (e *engine) mnApply() error {
@@ -572,12 +640,14 @@ func (e *engine) apply(it *algo.Iteration) error {
 	ep := e.eps[0]
 	k := e.w.Index
 	if e.collab {
-		if !e.cfg.NoValRD && e.cfg.ValRDApply == "cn" {
+		if e.valrdAt == "cn" {
+			t := time.Now()
 			if _, err := e.mb.DrainVal(ep, k, func(v uint32, val uint64) {
 				e.acc[v-e.lo] = e.p.Combine(e.acc[v-e.lo], val)
 			}); err != nil {
 				return err
 			}
+			e.drainValS = time.Since(t).Seconds()
 		}
 		if !e.cfg.NoRefRD {
 			r, err := newReader(e, ep)

@@ -157,6 +157,12 @@ func checkPaths(t *testing.T, roles spmd.Roles, a string, ec Config, out *Outcom
 		if ec.ValRDApply == "mn" && !ec.NoValRD && u.MNApplied == 0 {
 			t.Errorf("ValRD at MN but no pairs applied there: %+v", u)
 		}
+		if ec.ValRDApply == "" && !ec.NoValRD && (u.MNApplied == 0 || !strings.Contains(r.ValRDApply, "auto")) {
+			t.Errorf("auto ValRD placement never tried the MNs: %+v, %q", u, r.ValRDApply)
+		}
+		if ec.ValRDApply == "cn" && u.MNApplied != 0 {
+			t.Errorf("ValRD at CN but MNs applied pairs: %+v", u)
+		}
 		if ec.RefRDMin == 1 && u.RefRD == 0 && !ec.NoRefRD {
 			t.Errorf("RefRD from 1 edge but nothing sent by reference: %+v", u)
 		}
