@@ -98,13 +98,8 @@ func build(el *EdgeList, o *Options) (*Graph, dropStats, error) {
 	st.selfLoops = loops.Load()
 
 	// Offsets.
-	off := make([]uint64, uint64(n)+1)
-	var sum uint64
-	for v := uint64(0); v < uint64(n); v++ {
-		off[v] = sum
-		sum += deg[v]
-	}
-	off[n] = sum
+	off := prefixSums(deg[:n])
+	sum := off[n]
 	pos := deg[:n]
 	copy(pos, off[:n])
 
@@ -188,13 +183,8 @@ func build(el *EdgeList, o *Options) (*Graph, dropStats, error) {
 	st.duplicates = dups.Load()
 
 	if st.duplicates > 0 {
-		off2 := make([]uint64, uint64(n)+1)
-		var s uint64
-		for v := uint64(0); v < uint64(n); v++ {
-			off2[v] = s
-			s += newDeg[v]
-		}
-		off2[n] = s
+		off2 := prefixSums(newDeg[:n])
+		s := off2[n]
 		dst2 := make([]uint32, s)
 		var ws2 []float64
 		if ws != nil {
@@ -420,3 +410,13 @@ func merge(out, x, y []uint64) {
 }
 
 var _ = math.MaxUint32
+
+// prefixSums returns the CSR offsets of a degree array: len(deg)+1 entries,
+// the last the total.
+func prefixSums(deg []uint64) []uint64 {
+	off := make([]uint64, len(deg)+1)
+	for v, d := range deg {
+		off[v+1] = off[v] + d
+	}
+	return off
+}

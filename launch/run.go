@@ -124,11 +124,6 @@ func (r *runFlags) jobConfig(j *Job) (rank.JobConfig, error) {
 			RefRDMin: r.refrdMin, ValRDApply: r.valrdApply, HubDegree: r.hubDegree, NoSteal: r.noSteal, NoHubSplit: r.noHubSplit},
 		Layout: csr.LayoutConfig{EntrySize: r.entrySize, NoInPlace: r.noInPlace},
 	}
-	check := cfg.Engine
-	check.EnsureDefaults()
-	if err := check.Validate(); err != nil {
-		return cfg, BadInput(err)
-	}
 	if r.mode != rank.ModeDMG && r.noInPlace {
 		return cfg, BadInputf("launch: --no-inplace applies to --mode dmg only")
 	}

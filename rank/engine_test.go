@@ -16,6 +16,22 @@ import (
 // runLocal executes one job in-process and returns rank 0's outcome.
 func runLocal(t *testing.T, roles spmd.Roles, cfg JobConfig) *Outcome {
 	t.Helper()
+	if cfg.Engine.Workers == 0 {
+		cfg.Engine.Workers = 2
+	}
+	if cfg.Engine.Batch == 0 {
+		cfg.Engine.Batch = 64
+	}
+	out, err := runJob(roles, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// runJob executes one job over the in-process fabric and returns rank 0's
+// outcome and the job's first error.
+func runJob(roles spmd.Roles, cfg JobConfig) (*Outcome, error) {
 	cluster := memfab.NewCluster()
 	outs := make([]*Outcome, roles.Size())
 	err := spmd.RunLocal(roles.Size(), func(rt spmd.Runtime) error {
@@ -25,20 +41,11 @@ func runLocal(t *testing.T, roles spmd.Roles, cfg JobConfig) *Outcome {
 		}
 		c := cfg
 		c.Open = func(vc verbs.Config) (verbs.Network, error) { return memfab.Open(cluster, w, vc) }
-		if c.Engine.Workers == 0 {
-			c.Engine.Workers = 2
-		}
-		if c.Engine.Batch == 0 {
-			c.Engine.Batch = 64
-		}
 		out, err := Execute(w, c)
 		outs[w.Rank()] = out
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return outs[0]
+	return outs[0], err
 }
 
 // Each kernel, run through the engine over the in-process fabric, agrees
@@ -179,17 +186,7 @@ func TestBadParameters(t *testing.T) {
 		{JobConfig{Algo: "pagerank", Graph: "kron:4", Damping: 1.5}, "damping"},
 		{JobConfig{Algo: "bfs", Graph: "kron:8", MNMem: 64}, "--mn-mem"},
 	} {
-		cluster := memfab.NewCluster()
-		err := spmd.RunLocal(2, func(rt spmd.Runtime) error {
-			w, err := spmd.NewWorld(rt, spmd.Roles{CN: 1, MN: 1})
-			if err != nil {
-				return err
-			}
-			c := tc.cfg
-			c.Open = func(vc verbs.Config) (verbs.Network, error) { return memfab.Open(cluster, w, vc) }
-			_, err = Execute(w, c)
-			return err
-		})
+		_, err := runJob(spmd.Roles{CN: 1, MN: 1}, tc.cfg)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: got %v, want %q", tc.cfg, err, tc.want)
 		}

@@ -82,7 +82,7 @@ type Outcome struct {
 	InPlaceShare float64         // vertices whose edges sit in their index entry
 	Load         *csr.LoadReport // this CN's loading
 	Layout       *csr.Layout
-	Degrees      csr.DegreeSummary
+	Degrees      csr.DegreeSummary // LoadOnly, rank 0
 	Provider     string
 	Damping      float64 // PageRank
 	Workers      int     // per CN
@@ -125,7 +125,9 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 		return nil, err
 	}
 	out.Program, out.Vertices, out.Edges = prog, uint64(g.N), g.NumEdges()
-	out.Degrees = csr.Degrees(g)
+	if cfg.LoadOnly && w.Rank() == 0 {
+		out.Degrees = csr.Degrees(g) // for the load report only (it sorts the degrees)
+	}
 	out.Workers, out.NICProfile = cfg.Engine.Workers, cfg.Engine.Profile.Name
 	out.Mode, out.Ablations = cfg.Engine.Mode, ablations(cfg)
 	loadRead := time.Since(t0)
