@@ -134,7 +134,7 @@ func TestGraphalyticsLocal(t *testing.T) {
 // variantFlags are the modes and ablations every kernel must agree in.
 var variantFlags = [][]string{
 	{"--mode", "naive"}, {"--mode", "famgraph"}, {"--no-inplace"}, {"--no-merge"}, {"--no-doorbell"},
-	{"--no-collab"}, {"--no-refrd"}, {"--no-valrd"}, {"--refrd-min", "1", "--valrd-apply", "mn"}, {"--entry-size", "16"}, {"--entry-size", "64", "--inflight", "3"},
+	{"--no-collab"}, {"--no-refrd"}, {"--no-valrd"}, {"--refrd-min", "1", "--valrd-apply", "mn"}, {"--refrd-puller", "--refrd-min", "1"}, {"--entry-size", "16"}, {"--entry-size", "64", "--inflight", "3"},
 	{"--hub-degree", "2", "--workers", "3"}, {"--hub-degree", "2", "--no-hubsplit", "--no-steal"}, {"--mode", "naive", "--hub-degree", "2"},
 }
 

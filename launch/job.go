@@ -217,7 +217,7 @@ func runJob(opts *Options, stdout, stderr io.Writer, fn body) int {
 			if rank == 0 {
 				printErr(stderr, mu, 0, err)
 			}
-			return exitCode(err)
+			return exitBeforeMPI(rank, exitCode(err))
 		}
 	}
 	rt, err := spmd.StartMPI()
@@ -225,7 +225,7 @@ func runJob(opts *Options, stdout, stderr io.Writer, fn body) int {
 		if rank == 0 {
 			printErr(stderr, mu, 0, err)
 		}
-		return ExitFailure
+		return exitBeforeMPI(rank, ExitFailure)
 	}
 	roles, err := opts.roles(rt.World().Size())
 	if err == nil {
@@ -258,6 +258,22 @@ func rankMain(rt spmd.Runtime, roles spmd.Roles, opts *Options, stdout, stderr i
 	j := &Job{World: w, Opts: opts, Out: out, Err: stderr, errMu: mu, Start: start, cluster: cluster}
 	err = fn(j)
 	return j.Agree(err)
+}
+
+// preMPIGrace is how long a rank other than 0 lingers after an error found
+// before MPI started. Every rank finds such an error at once, and the
+// launcher tears the job down when the first rank exits non-zero; rank 0,
+// which prints the message, must get its line out before that happens. A
+// lingering rank is normally killed by the launcher as soon as rank 0 has
+// exited, so the job still ends at once.
+const preMPIGrace = 3 * time.Second
+
+// exitBeforeMPI returns code after giving rank 0 the time to report.
+func exitBeforeMPI(rank, code int) int {
+	if rank != 0 && code != ExitOK {
+		time.Sleep(preMPIGrace)
+	}
+	return code
 }
 
 // hostname is the node name for reports.

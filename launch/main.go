@@ -27,7 +27,7 @@ func codeErr(code int) error {
 // returns the process exit status. Only rank 0 writes to stdout; at most
 // one error line goes to stderr.
 func Main(args []string, stdout, stderr io.Writer) int {
-	_, rank, _ := spmd.Launched()
+	launched, rank, _ := spmd.Launched()
 	opts := &Options{}
 	run := func(fn body) int { return runJob(opts, stdout, stderr, fn) }
 
@@ -73,6 +73,9 @@ or run every rank in this process with --local.`,
 				msg += " (see `dmg --help`)"
 			}
 			fmt.Fprintf(stderr, "dmg: %s\n", msg)
+		}
+		if launched {
+			return exitBeforeMPI(rank, ExitBadInput)
 		}
 		return ExitBadInput
 	}

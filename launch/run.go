@@ -27,39 +27,40 @@ const DefaultGraph = "kron:16"
 
 // runFlags are the flags of a run.
 type runFlags struct {
-	algo       string
-	graph      string
-	out        string
-	verify     bool
-	source     int64
-	iterations int
-	damping    float64
-	workers    int
-	inflight   int
-	batch      int
-	mnMem      string
-	fabric     string
-	timeout    time.Duration
-	seed       uint64
-	undirected bool
-	weighted   bool
-	dense      float64
-	alpha      float64
-	nic        string
-	mode       string
-	noInPlace  bool
-	noMerge    bool
-	noDoorbell bool
-	noCollab   bool
-	noRefRD    bool
-	noValRD    bool
-	refrdMin   uint32
-	valrdApply string
-	entrySize  int
-	hubDegree  uint64
-	noSteal    bool
-	noHubSplit bool
-	fs         *pflag.FlagSet
+	algo        string
+	graph       string
+	out         string
+	verify      bool
+	source      int64
+	iterations  int
+	damping     float64
+	workers     int
+	inflight    int
+	batch       int
+	mnMem       string
+	fabric      string
+	timeout     time.Duration
+	seed        uint64
+	undirected  bool
+	weighted    bool
+	dense       float64
+	alpha       float64
+	nic         string
+	mode        string
+	noInPlace   bool
+	noMerge     bool
+	noDoorbell  bool
+	noCollab    bool
+	noRefRD     bool
+	noValRD     bool
+	refrdMin    uint32
+	refrdPuller bool
+	valrdApply  string
+	entrySize   int
+	hubDegree   uint64
+	noSteal     bool
+	noHubSplit  bool
+	fs          *pflag.FlagSet
 }
 
 func (r *runFlags) register(fs *pflag.FlagSet) {
@@ -90,6 +91,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&r.noRefRD, "no-refrd", false, "ablation: no pass-by-reference redistribution")
 	fs.BoolVar(&r.noValRD, "no-valrd", false, "ablation: no pass-by-value redistribution")
 	fs.Uint32Var(&r.refrdMin, "refrd-min", 16, "RefRD: segments of at least `T` edges for another CN are sent by reference")
+	fs.BoolVar(&r.refrdPuller, "refrd-puller", false, "RefRD: a goroutine per CN drains its mailbox while the push runs (pays when a CN has a core to spare)")
 	fs.StringVar(&r.valrdApply, "valrd-apply", "auto", "who applies ValRD pairs: cn (the owner CN), mn (the MN holding the mailbox) or auto (try both, keep the faster per pair)")
 	fs.Uint64Var(&r.hubDegree, "hub-degree", 0, "vertices with more out-edges are split into edge-range tasks of at most `D` edges (default: max(1024, chunk edges/(16·goroutines)))")
 	fs.BoolVar(&r.noSteal, "no-steal", false, "stage 2 off: workers keep static shares, no stealing")
@@ -121,7 +123,7 @@ func (r *runFlags) jobConfig(j *Job) (rank.JobConfig, error) {
 		Iterations: r.iterations, Damping: r.damping, Alpha: r.alpha,
 		Engine: rank.Config{Workers: r.workers, Inflight: r.inflight, Batch: r.batch, DenseDivisor: r.dense, Agree: j.Agree, Logf: j.Logf,
 			Mode: r.mode, NoMerge: r.noMerge, NoDoorbell: r.noDoorbell, NoCollab: r.noCollab, NoRefRD: r.noRefRD, NoValRD: r.noValRD,
-			RefRDMin: r.refrdMin, ValRDApply: r.valrdApply, HubDegree: r.hubDegree, NoSteal: r.noSteal, NoHubSplit: r.noHubSplit},
+			RefRDMin: r.refrdMin, RefRDPuller: r.refrdPuller, ValRDApply: r.valrdApply, HubDegree: r.hubDegree, NoSteal: r.noSteal, NoHubSplit: r.noHubSplit},
 		Layout: csr.LayoutConfig{EntrySize: r.entrySize, NoInPlace: r.noInPlace},
 	}
 	if r.mode != rank.ModeDMG && r.noInPlace {
@@ -366,8 +368,8 @@ func (r *runReport) print(j *Job) {
 		pools[i] = fmt.Sprintf("%s/%s", hb(r.MNUsedBytes[i]), hb(p))
 	}
 	u := r.Updates
-	fmt.Fprintf(w, "updates: %s candidates: %s local, %s ValRD pairs (%s pre-combined), %s RefRD edges in %s segments, %s direct; %s in %s mailbox writes, %s spilled; %.4f remote atomics per edge; ValRD applied by %s\n",
-		hn(u.Candidates), hn(u.Local), hn(u.ValRD), hn(u.Combined), hn(u.RefRD), hn(u.RefItems), hn(u.Direct), hb(u.RDBytes), hn(u.Flushes), hn(u.Spills), r.AtomicsPerEdge, r.ValRDApply)
+	fmt.Fprintf(w, "updates: %s candidates: %s local, %s ValRD pairs (%s pre-combined), %s RefRD edges in %s segments (%s pulled during the push), %s direct; %s in %s mailbox writes, %s spilled; %.4f remote atomics per edge; ValRD applied by %s\n",
+		hn(u.Candidates), hn(u.Local), hn(u.ValRD), hn(u.Combined), hn(u.RefRD), hn(u.RefItems), hn(u.RefPulled), hn(u.Direct), hb(u.RDBytes), hn(u.Flushes), hn(u.Spills), r.AtomicsPerEdge, r.ValRDApply)
 	fmt.Fprintf(w, "workload: stage-1 imbalance %.3f (max/mean α|V|+|E| of the chunks), stage-2 tail ratio %.2f (max/median worker busy time), %s steals, hub threshold %d edges\n",
 		r.Balance.Imbalance, r.Balance.TailRatio, hn(r.Balance.Steals), r.Balance.HubDegree)
 	fmt.Fprintf(w, "modelled fabric time on %s: %.4fs\n", r.NICProfile, r.ModeledFabricS)

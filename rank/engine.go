@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,6 +66,13 @@ type Config struct {
 	// chunk is sent by reference instead of fetched (default 16 edges,
 	// see docs/design.md).
 	RefRDMin uint32
+	// RefRDPuller drains the own chunk's RefRD mailbox while the push runs,
+	// in a goroutine with its own endpoint, instead of only after the
+	// iteration's barrier; senders then commit every flush with a second
+	// FAA. It overlaps the segment READs with the push where a CN has a
+	// core to spare (see docs/results.md for what it costs where it has
+	// not).
+	RefRDPuller bool
 	// ValRDApply says who folds ValRD pairs into the owner's attributes:
 	// "cn" (the owner CN drains its mailbox), "mn" (the MN holding the
 	// mailbox applies it in local memory) or "auto" (default): the first
@@ -215,7 +223,7 @@ type Result struct {
 //
 // eps are this CN's endpoints, one per worker (nil on MNs); the caller
 // closes them.
-func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, degrees []uint64, cfg Config) (*Result, error) {
+func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, puller verbs.Endpoint, degrees []uint64, cfg Config) (*Result, error) {
 	cfg.EnsureDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -224,11 +232,14 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, degr
 		cfg.Agree = barrierAgree(w)
 	}
 	p := cfg.Program
-	e := &engine{w: w, net: net, st: st, cfg: cfg, p: p, eps: eps, mb: st.mailboxes, fam: st.fam}
+	e := &engine{w: w, net: net, st: st, cfg: cfg, p: p, eps: eps, mb: st.mailboxes, fam: st.fam, pullEP: puller}
 	if cfg.NoDoorbell {
 		e.eps = make([]verbs.Endpoint, len(eps))
 		for i, ep := range eps {
 			e.eps[i] = perOp(ep)
+		}
+		if puller != nil {
+			e.pullEP = perOp(puller)
 		}
 	}
 	if w.Role == spmd.CN {
@@ -407,8 +418,13 @@ type engine struct {
 	mnApplyS   float64 // the MN apply phase's wall time
 	valrdCount map[string]int
 	mb         *update.Mailboxes
-	statMu     sync.Mutex
-	stats      update.Stats // this CN's update paths so far
+	// pullEP is the RefRD puller's endpoint (nil: the RefRD mailbox is
+	// drained only after the iteration's barrier); pull is the running
+	// puller of a collaborative push.
+	pullEP verbs.Endpoint
+	pull   *puller
+	statMu sync.Mutex
+	stats  update.Stats // this CN's update paths so far
 	// stage 2: the chunk's tasks, their cost, and each push's stats.
 	tasks  []balance.Task
 	sparse []balance.Task
@@ -509,10 +525,16 @@ func (e *engine) planTasks() {
 
 // push runs the edge function over every active vertex of the own chunk:
 // the workers share the tasks through the work-stealing runner.
-func (e *engine) push() error {
+func (e *engine) push() (err error) {
 	if !e.isCN() {
 		return nil
 	}
+	defer func() {
+		if err != nil && e.pull != nil {
+			_ = e.pull.stop() // the job ends; the first error is the one to report
+			e.pull = nil
+		}
+	}()
 	wks := make([]*worker, len(e.eps))
 	for i, ep := range e.eps {
 		wk, err := newWorker(e, ep)
@@ -533,6 +555,11 @@ func (e *engine) push() error {
 			}
 		}
 		e.sparse = tasks
+	}
+	if e.collab && !e.cfg.NoRefRD && e.pullEP != nil {
+		if e.pull, err = e.startPuller(); err != nil {
+			return err
+		}
 	}
 	st, err := balance.Run(len(wks), tasks, e.cost, !e.cfg.NoSteal, func(w int, t balance.Task) error { return wks[w].process(t) })
 	e.phases = append(e.phases, st)
@@ -639,6 +666,17 @@ func (e *engine) apply(it *algo.Iteration) error {
 	}
 	ep := e.eps[0]
 	k := e.w.Index
+	// The puller (if one ran) stops here, after the barrier that ended
+	// every CN's sends and before the cache is written without atomics;
+	// the drain below takes what it had not.
+	var cur *update.RefCursor
+	if e.pull != nil {
+		err := e.pull.stop()
+		cur, e.pull = e.pull.cur, nil
+		if err != nil {
+			return err
+		}
+	}
 	if e.collab {
 		if e.valrdAt == "cn" {
 			t := time.Now()
@@ -650,14 +688,16 @@ func (e *engine) apply(it *algo.Iteration) error {
 			e.drainValS = time.Since(t).Seconds()
 		}
 		if !e.cfg.NoRefRD {
+			if cur == nil {
+				cur = e.mb.RefCursor(k, e.st.Codec.RecordBytes(), e.st.Weighted)
+			}
 			r, err := newReader(e, ep)
 			if err != nil {
 				return err
 			}
-			if _, _, err := e.mb.DrainRef(ep, r, k, e.st.Codec.RecordBytes(), e.st.Weighted,
-				func(ri update.RefItem, dst uint32, w float64) {
-					e.acc[dst-e.lo] = e.p.Combine(e.acc[dst-e.lo], e.p.Edge(ri.Val, uint64(ri.Deg), w))
-				}); err != nil {
+			if _, _, err := cur.Drain(ep, r, func(ri update.RefItem, dst uint32, w float64) {
+				e.acc[dst-e.lo] = e.p.Combine(e.acc[dst-e.lo], e.p.Edge(ri.Val, uint64(ri.Deg), w))
+			}); err != nil {
 				return err
 			}
 		}
@@ -715,7 +755,7 @@ func newWorker(e *engine, ep verbs.Endpoint) (*worker, error) {
 		}
 		wk.f = &fetcher{s: e.st, merger: r, ep: ep}
 		if e.collab {
-			wk.sender = update.NewSender(ep, e.p, e.mb, d, update.SenderConfig{RecordBytes: e.st.Codec.RecordBytes(), Weighted: e.st.Weighted}, &wk.stats)
+			wk.sender = update.NewSender(ep, e.p, e.mb, d, update.SenderConfig{RecordBytes: e.st.Codec.RecordBytes(), Weighted: e.st.Weighted, Commit: e.cfg.RefRDPuller}, &wk.stats)
 		}
 	}
 	return wk, nil
@@ -945,7 +985,7 @@ func reduceLocal(p *algo.Program, a *uint64, cand uint64) {
 // and the slowest endpoint or NIC bounds the phase.
 func (e *engine) model() (float64, string, error) {
 	var mine []verbs.EndpointLoad
-	for i, ep := range e.eps {
+	for i, ep := range e.endpoints() {
 		cur := verbs.EndpointLoad{CN: e.w.Index, Total: ep.Counters(), PerMN: ep.CountersByMN()}
 		if len(e.last) <= i {
 			e.last = append(e.last, verbs.EndpointLoad{PerMN: make([]verbs.Counters, len(cur.PerMN))})
@@ -977,9 +1017,17 @@ func (e *engine) model() (float64, string, error) {
 	return mt.Seconds, mt.Bottleneck, nil
 }
 
+// endpoints are the workers' endpoints and the puller's.
+func (e *engine) endpoints() []verbs.Endpoint {
+	if e.pullEP == nil {
+		return e.eps
+	}
+	return append(slices.Clip(e.eps), e.pullEP)
+}
+
 func (e *engine) localCounters() verbs.Counters {
 	var c verbs.Counters
-	for _, ep := range e.eps {
+	for _, ep := range e.endpoints() {
 		c.Add(ep.Counters())
 	}
 	return c

@@ -80,6 +80,8 @@ var engineVariants = map[string]Config{
 	"valrd-at-mn":  {ValRDApply: "mn"},
 	"tiny-mailbox": {ValMailbox: 24, RefMailbox: 48, RefRDMin: 2},
 	"one-worker":   {Workers: 1, Batch: 7},
+	"puller":       {RefRDPuller: true, RefRDMin: 1},
+	"puller-tiny":  {RefRDPuller: true, ValMailbox: 24, RefMailbox: 48, RefRDMin: 2},
 }
 
 func checkKernel(t *testing.T, roles spmd.Roles, gs, a, name string, ec Config) {

@@ -215,6 +215,7 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 	// Phase 4: every CN writes its chunk, one endpoint per worker (the
 	// engine keeps them: connection set-up is not free on every fabric).
 	var degrees []uint64
+	var puller verbs.Endpoint
 	err = layout.CheckCapacity(pools)
 	if err == nil && w.Role == spmd.CN {
 		lo, hi := out.Chunks[w.Index], out.Chunks[w.Index+1]
@@ -225,6 +226,12 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 				break
 			}
 			eps = append(eps, ep)
+		}
+		if err == nil && (mode == ModeDMG || mode == "") && cfg.Engine.RefRDPuller && !cfg.Engine.NoCollab && !cfg.Engine.NoRefRD && !cfg.LoadOnly {
+			// The RefRD puller's own endpoint.
+			if puller, err = net.NewEndpoint(); err == nil {
+				defer puller.Close()
+			}
 		}
 		if err == nil {
 			out.Load, err = layout.Load(g, w.Index, eps, csr.LoadOptions{Progress: cfg.LoadProgress})
@@ -247,7 +254,7 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 	// Phase 5: compute.
 	ecfg := cfg.Engine
 	ecfg.Program = prog
-	res, err := Run(w, net, st, eps, degrees, ecfg)
+	res, err := Run(w, net, st, eps, puller, degrees, ecfg)
 	if err != nil {
 		return nil, err
 	}

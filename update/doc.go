@@ -13,9 +13,11 @@
 //     source value and degree). Full buffers go with one FAA reserving room
 //     in the target chunk's mailbox on an MN and one WRITE. Mailboxes are
 //     bounded; records that do not fit are spilled to direct update, so
-//     nothing is lost however small they are. After the iteration's
-//     barrier, the owner drains its mailboxes exactly once (DrainVal,
-//     DrainRef — the latter reads the referenced segments itself, merged
+//     nothing is lost however small they are. The owner's RefCursor may
+//     Pull complete RefRD records while senders still work (senders then
+//     commit each flush with a second FAA); after the iteration's barrier
+//     the owner drains what is left exactly once (DrainVal,
+//     RefCursor.Drain — RefRD reads the referenced segments itself, merged
 //     and doorbell-batched), or the MN that holds a ValRD mailbox applies
 //     it in its own memory (ApplyValLocal), then the mailbox is reset.
 //

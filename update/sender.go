@@ -30,6 +30,8 @@ type Sender struct {
 	buf      []byte
 	seg      []byte
 	prev     []uint64
+	commit   []uint64 // RefRD bytes reserved per chunk in this flush, to commit
+	commitOn bool
 }
 
 // SenderConfig tunes a Sender.
@@ -41,6 +43,11 @@ type SenderConfig struct {
 	// (needed to spill RefRD items).
 	RecordBytes int
 	Weighted    bool
+	// Commit adds a RefRD flush's bytes to the mailbox's commit counter
+	// once its WRITE has completed, for an owner that pulls while the
+	// senders work (RefCursor.Pull); without it the owner drains only
+	// after the iteration's barrier.
+	Commit bool
 }
 
 // NewSender returns a sender for a worker; direct takes the spills.
@@ -53,7 +60,7 @@ func NewSender(ep verbs.Endpoint, p *algo.Program, mb *Mailboxes, direct *Direct
 	}
 	c := len(mb.Val)
 	s := &Sender{ep: ep, at: direct.at, p: p, mb: mb, direct: direct, val: make([]map[uint32]uint64, c), ref: make([][]RefItem, c),
-		maxPairs: cfg.Pairs, maxItems: cfg.Items, recBytes: cfg.RecordBytes, weighted: cfg.Weighted, stats: stats, prev: make([]uint64, 2*c)}
+		maxPairs: cfg.Pairs, maxItems: cfg.Items, recBytes: cfg.RecordBytes, weighted: cfg.Weighted, stats: stats, prev: make([]uint64, 2*c), commit: make([]uint64, c), commitOn: cfg.Commit}
 	for k := range s.val {
 		s.val[k] = map[uint32]uint64{}
 	}
@@ -112,6 +119,9 @@ func (s *Sender) flush(all bool) error {
 		} else {
 			n = uint64(len(s.ref[i-c])) * RefRec
 			box = s.mb.Ref[i-c]
+			if s.commitOn {
+				s.commit[i-c] = n
+			}
 		}
 		if err := s.at.FAA64(box, n, &s.prev[i]); err != nil {
 			return err
@@ -176,6 +186,24 @@ func (s *Sender) flush(all bool) error {
 	}
 	if err := s.ep.Flush(); err != nil {
 		return err
+	}
+	// The RefRD WRITEs have completed: commit the reserved bytes (spilled
+	// ones too), so the owner's puller may read up to the tail once every
+	// reservation is committed.
+	committed := false
+	for k, n := range s.commit {
+		if n == 0 {
+			continue
+		}
+		s.commit[k], committed = 0, true
+		if err := s.at.FAA64(s.mb.Ref[k].Add(commitOff), n, &s.prev[c+k]); err != nil {
+			return err
+		}
+	}
+	if committed {
+		if err := s.ep.Flush(); err != nil {
+			return err
+		}
 	}
 	if len(spillRefs) > 0 {
 		if err := s.spillRef(spillRefs); err != nil {

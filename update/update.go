@@ -16,8 +16,14 @@ const (
 	// RefRec is a RefRD item: uint64 segment address, uint32 edge count,
 	// uint32 source degree, uint64 source value.
 	RefRec = 24
-	// header is the 8-byte tail counter in front of each mailbox.
-	header = 8
+	// header is what precedes each mailbox's records: the 8-byte tail
+	// counter (bytes reserved by senders' FAAs) and the 8-byte commit
+	// counter (bytes whose WRITE has completed; RefRD senders add to it
+	// after their WRITE, so the owner's puller can read records while the
+	// iteration runs).
+	header = 16
+	// commitOff is the commit counter's offset in the header.
+	commitOff = 8
 )
 
 // Stats counts update candidates by the path they took, and the traffic
@@ -30,10 +36,11 @@ type Stats struct {
 	RefItems   uint64 `json:"refrd_items"` // RefRD items (segments)
 	RDBytes    uint64 `json:"rd_bytes"`    // bytes written to mailboxes
 	Flushes    uint64 `json:"mailbox_flushes"`
-	Spills     uint64 `json:"spills"`     // records that did not fit a mailbox and went direct
-	MNApplied  uint64 `json:"mn_applied"` // ValRD pairs applied by memory nodes
-	Combined   uint64 `json:"combined"`   // candidates merged into an earlier one before sending
-	Candidates uint64 `json:"candidates"` // every candidate produced by an edge
+	Spills     uint64 `json:"spills"`       // records that did not fit a mailbox and went direct
+	MNApplied  uint64 `json:"mn_applied"`   // ValRD pairs applied by memory nodes
+	RefPulled  uint64 `json:"refrd_pulled"` // RefRD edges applied by the owner's puller while the push ran
+	Combined   uint64 `json:"combined"`     // candidates merged into an earlier one before sending
+	Candidates uint64 `json:"candidates"`   // every candidate produced by an edge
 }
 
 // Add adds o to s.
@@ -47,6 +54,7 @@ func (s *Stats) Add(o Stats) {
 	s.Flushes += o.Flushes
 	s.Spills += o.Spills
 	s.MNApplied += o.MNApplied
+	s.RefPulled += o.RefPulled
 	s.Combined += o.Combined
 	s.Candidates += o.Candidates
 }
@@ -54,13 +62,13 @@ func (s *Stats) Add(o Stats) {
 // Int64s / FromInt64s carry Stats through an all-reduce.
 func (s Stats) Int64s() []int64 {
 	return []int64{int64(s.Local), int64(s.Direct), int64(s.ValRD), int64(s.RefRD), int64(s.RefItems), int64(s.RDBytes),
-		int64(s.Flushes), int64(s.Spills), int64(s.MNApplied), int64(s.Combined), int64(s.Candidates)}
+		int64(s.Flushes), int64(s.Spills), int64(s.MNApplied), int64(s.RefPulled), int64(s.Combined), int64(s.Candidates)}
 }
 
 // StatsFromInt64s is the inverse of Int64s.
 func StatsFromInt64s(v []int64) Stats {
 	return Stats{uint64(v[0]), uint64(v[1]), uint64(v[2]), uint64(v[3]), uint64(v[4]), uint64(v[5]),
-		uint64(v[6]), uint64(v[7]), uint64(v[8]), uint64(v[9]), uint64(v[10])}
+		uint64(v[6]), uint64(v[7]), uint64(v[8]), uint64(v[9]), uint64(v[10]), uint64(v[11])}
 }
 
 // Sub is s − o.
