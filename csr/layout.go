@@ -154,22 +154,135 @@ type Layout struct {
 }
 
 // Plan lays g out according to cfg. It is pure and deterministic; it uses
-// a few goroutines for the per-vertex pass.
+// a few goroutines for the per-vertex pass. It is SizeChunk for every
+// chunk, then PlanSizes.
 func Plan(g *Graph, cfg LayoutConfig) (*Layout, error) {
 	cfg.EnsureDefaults()
 	if err := cfg.Validate(g.N); err != nil {
 		return nil, err
 	}
+	sizes := make([]ChunkSizes, len(cfg.Bounds)-1)
+	for k := range sizes {
+		var err error
+		if sizes[k], err = SizeChunk(g, cfg, k); err != nil {
+			return nil, err
+		}
+	}
+	return PlanSizes(g.N, g.NumEdges(), g.Weights != nil, cfg, sizes)
+}
+
+// ChunkSizes is what the layout needs to know of one chunk's edges: the
+// bytes of out-of-place lists (and overflow tables) of each of its loading
+// batches, and how many of its vertices are stored in place or have an
+// overflow table.
+type ChunkSizes struct {
+	EdgeBytes         []uint64
+	InPlace, Overflow uint64
+}
+
+// codec is the entry codec of a layout of cfg (cfg.EnsureDefaults done).
+func (cfg *LayoutConfig) codec(weighted bool) (EntryCodec, error) {
+	c := EntryCodec{Size: cfg.EntrySize, Weighted: weighted, Chunks: len(cfg.Bounds) - 1}
+	if cfg.Naive {
+		c.Size = 8
+		return c, nil
+	}
+	return c, c.Validate()
+}
+
+// batchBounds are the loading batches of chunk k: [lo, hi) pairs.
+func (cfg *LayoutConfig) batchBounds(k int) [][2]uint32 {
+	var out [][2]uint32
+	for lo := cfg.Bounds[k]; lo < cfg.Bounds[k+1]; {
+		hi := uint32(min(uint64(lo)+uint64(cfg.BatchVertices), uint64(cfg.Bounds[k+1])))
+		out = append(out, [2]uint32{lo, hi})
+		lo = hi
+	}
+	return out
+}
+
+// SizeChunk measures chunk k of g for the layout of cfg. It reads only the
+// edges of chunk k's vertices, so g may hold just those (a CN's share).
+func SizeChunk(g *Graph, cfg LayoutConfig, k int) (ChunkSizes, error) {
+	cfg.EnsureDefaults()
+	if err := cfg.Validate(g.N); err != nil {
+		return ChunkSizes{}, err
+	}
+	if k < 0 || k >= len(cfg.Bounds)-1 {
+		return ChunkSizes{}, errors.Errorf("csr: chunk %d of %d", k, len(cfg.Bounds)-1)
+	}
+	codec, err := cfg.codec(g.Weights != nil)
+	if err != nil {
+		return ChunkSizes{}, err
+	}
+	C := len(cfg.Bounds) - 1
+	rec := uint64(codec.RecordBytes())
+	batches := cfg.batchBounds(k)
+	out := ChunkSizes{EdgeBytes: make([]uint64, len(batches))}
+	var mu sync.Mutex
+	var firstErr error
+	parallelFor(4, len(batches), func(lo, hi int) {
+		segs := make([]uint32, C)
+		var ip, of uint64
+		for i := lo; i < hi; i++ {
+			var bytes uint64
+			for v := batches[i][0]; v < batches[i][1]; v++ {
+				deg := g.Degree(v)
+				if cfg.Naive {
+					bytes += deg * rec
+					continue
+				}
+				if deg > MaxEntryDegree {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = errors.Errorf("csr: vertex %d has degree %d; an index entry holds at most %d", v, deg, MaxEntryDegree)
+					}
+					mu.Unlock()
+					return
+				}
+				if !cfg.NoInPlace && deg <= uint64(codec.InPlaceCap()) {
+					ip++
+					continue
+				}
+				SegmentLengths(g.Neighbors(v), cfg.Bounds, segs)
+				tb := uint64(codec.TableBytes(segs))
+				if tb > 0 {
+					of++
+				}
+				bytes += tb + deg*rec
+			}
+			out.EdgeBytes[i] = bytes
+		}
+		mu.Lock()
+		out.InPlace += ip
+		out.Overflow += of
+		mu.Unlock()
+	})
+	if firstErr != nil {
+		return ChunkSizes{}, firstErr
+	}
+	return out, nil
+}
+
+// PlanSizes lays out a graph of n vertices and the given number of edges
+// from every chunk's sizes (SizeChunk, on whichever rank holds the chunk):
+// what Plan does without the graph.
+func PlanSizes(n uint32, edges uint64, weighted bool, cfg LayoutConfig, sizes []ChunkSizes) (*Layout, error) {
+	cfg.EnsureDefaults()
+	if err := cfg.Validate(n); err != nil {
+		return nil, err
+	}
 	cfg.Bounds = slices.Clone(cfg.Bounds)
 	cfg.AttrBytes = slices.Clone(cfg.AttrBytes)
 	C, M := len(cfg.Bounds)-1, cfg.NumMN
-	l := &Layout{Config: cfg, N: g.N, Edges: g.NumEdges(), Weighted: g.Weights != nil,
-		Codec: EntryCodec{Size: cfg.EntrySize, Weighted: g.Weights != nil, Chunks: C}, MN: make([]MNUsage, M)}
-	if cfg.Naive {
-		l.Codec.Size = 8
-	} else if err := l.Codec.Validate(); err != nil {
+	if len(sizes) != C {
+		return nil, errors.Errorf("csr: sizes of %d chunks for %d chunks", len(sizes), C)
+	}
+	codec, err := cfg.codec(weighted)
+	if err != nil {
 		return nil, err
 	}
+	l := &Layout{Config: cfg, N: n, Edges: edges, Weighted: weighted, Codec: codec, MN: make([]MNUsage, M)}
 	rec := uint64(l.Codec.RecordBytes())
 
 	// Index and attributes.
@@ -200,64 +313,21 @@ func Plan(g *Graph, cfg LayoutConfig) (*Layout, error) {
 		}
 	}
 
-	// Batches.
+	// Batches, with their chunk's sizes.
 	l.BatchStart = make([]int, C+1)
 	for k := 0; k < C; k++ {
 		l.BatchStart[k] = len(l.Batches)
-		for lo := cfg.Bounds[k]; lo < cfg.Bounds[k+1]; {
-			hi := uint32(min(uint64(lo)+uint64(cfg.BatchVertices), uint64(cfg.Bounds[k+1])))
-			l.Batches = append(l.Batches, Batch{Chunk: k, Lo: lo, Hi: hi})
-			lo = hi
+		bb := cfg.batchBounds(k)
+		if len(sizes[k].EdgeBytes) != len(bb) {
+			return nil, errors.Errorf("csr: chunk %d has %d loading batches, its sizes %d", k, len(bb), len(sizes[k].EdgeBytes))
 		}
+		for i, b := range bb {
+			l.Batches = append(l.Batches, Batch{Chunk: k, Lo: b[0], Hi: b[1], EdgeBytes: sizes[k].EdgeBytes[i]})
+		}
+		l.InPlace += sizes[k].InPlace
+		l.Overflow += sizes[k].Overflow
 	}
 	l.BatchStart[C] = len(l.Batches)
-
-	// Per-batch edge bytes (parallel: needs segment lengths per vertex).
-	var mu sync.Mutex
-	var firstErr error
-	var inPlace, overflow uint64
-	parallelFor(4, len(l.Batches), func(lo, hi int) {
-		segs := make([]uint32, C)
-		var ip, of uint64
-		for i := lo; i < hi; i++ {
-			b := &l.Batches[i]
-			var bytes uint64
-			for v := b.Lo; v < b.Hi; v++ {
-				deg := g.Degree(v)
-				if cfg.Naive {
-					bytes += deg * rec
-					continue
-				}
-				if deg > MaxEntryDegree {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = errors.Errorf("csr: vertex %d has degree %d; an index entry holds at most %d", v, deg, MaxEntryDegree)
-					}
-					mu.Unlock()
-					return
-				}
-				if !cfg.NoInPlace && deg <= uint64(l.Codec.InPlaceCap()) {
-					ip++
-					continue
-				}
-				SegmentLengths(g.Neighbors(v), cfg.Bounds, segs)
-				tb := uint64(l.Codec.TableBytes(segs))
-				if tb > 0 {
-					of++
-				}
-				bytes += tb + deg*rec
-			}
-			b.EdgeBytes = bytes
-		}
-		mu.Lock()
-		inPlace += ip
-		overflow += of
-		mu.Unlock()
-	})
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	l.InPlace, l.Overflow = inPlace, overflow
 
 	// Edge regions.
 	for m := range l.MN {

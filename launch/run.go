@@ -195,9 +195,10 @@ func runJobBody(j *Job, rf *runFlags) error {
 	if err != nil {
 		return err
 	}
-	rep := newRunReport(j, out)
+	var rep *runReport
 	var verr error
-	if j.IsRoot() {
+	if j.IsRoot() { // the report, the output and the verifier are rank 0's
+		rep = newRunReport(j, out)
 		if rf.out != "" {
 			verr = writeValues(rf.out, out)
 		}
@@ -306,7 +307,10 @@ type verbsReport struct {
 
 func newRunReport(j *Job, out *rank.Outcome) *runReport {
 	r := &runReport{Algo: out.Program.Name, Mode: out.Mode, Ablations: out.Ablations, Fabric: out.Provider}
-	r.Graph.Name, r.Graph.Vertices, r.Graph.Edges = out.Meta.Name, out.Vertices, out.Edges
+	r.Graph.Vertices, r.Graph.Edges = out.Vertices, out.Edges
+	if out.Meta != nil { // the CNs read the graph, the MNs only learn its shape
+		r.Graph.Name = out.Meta.Name
+	}
 	r.Roles.CN, r.Roles.MN = j.Roles.CN, j.Roles.MN
 	r.Workers = out.Workers
 	r.Times.Load, r.Times.Partition, r.Times.Compute = out.LoadS, out.PartS, out.ComputeS

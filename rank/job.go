@@ -1,6 +1,9 @@
 package rank
 
 import (
+	"bytes"
+	"encoding/gob"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -69,7 +72,7 @@ type JobConfig struct {
 // Outcome is what Execute reports on each rank.
 type Outcome struct {
 	Program      *algo.Program
-	Meta         *csr.Meta
+	Meta         *csr.Meta // on the CNs (the MNs do not read the graph)
 	Vertices     uint64
 	Edges        uint64
 	Source       uint32 // dense id (BFS, SSSP)
@@ -111,12 +114,17 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 	out := &Outcome{}
 	t0 := time.Now()
 
-	// Phase 1: the graph and the program (every rank, same result).
+	// Phase 1: the graph and the program. Only the compute nodes read the
+	// graph (each the whole of it, the same way); the memory nodes learn
+	// its shape from CN 0 and, in phase 3, its layout.
 	err := cfg.Engine.Validate()
 	var g *csr.Graph
-	var prog *algo.Program
-	if err == nil {
-		g, prog, err = prepare(&cfg, out)
+	var shape jobShape
+	if err == nil && w.Role == spmd.CN {
+		g, shape.Spec, err = prepare(&cfg, out)
+		if err == nil {
+			shape.Vertices, shape.Edges = uint64(g.N), g.NumEdges()
+		}
 	}
 	if err == nil && cfg.PreCheck != nil && w.Rank() == 0 {
 		err = cfg.PreCheck()
@@ -124,7 +132,12 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 	if err := agree(err); err != nil {
 		return nil, err
 	}
-	out.Program, out.Vertices, out.Edges = prog, uint64(g.N), g.NumEdges()
+	shape, err = shareShape(w, shape)
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	prog := shape.Spec.program()
+	out.Program, out.Vertices, out.Edges = prog, shape.Vertices, shape.Edges
 	if cfg.LoadOnly && w.Rank() == 0 {
 		out.Degrees = csr.Degrees(g) // for the load report only (it sorts the degrees)
 	}
@@ -132,16 +145,21 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 	out.Mode, out.Ablations = cfg.Engine.Mode, ablations(cfg)
 	loadRead := time.Since(t0)
 
-	// Phase 2: stage-1 partitioning, cross-checked across ranks.
+	// Phase 2: stage-1 partitioning on the CNs, cross-checked.
 	t1 := time.Now()
-	deg := balance.DegreesFromOffsets(g.Offsets)
-	alpha := cfg.Alpha
-	if alpha == 0 {
-		alpha = balance.DefaultAlpha(w.Roles.CN)
+	var deg []uint64
+	if w.Role == spmd.CN {
+		deg = balance.DegreesFromOffsets(g.Offsets)
+		alpha := cfg.Alpha
+		if alpha == 0 {
+			alpha = balance.DefaultAlpha(w.Roles.CN)
+		}
+		out.Chunks, err = balance.Chunks(deg, w.Roles.CN, alpha)
+		if err == nil {
+			out.Imbalance = balance.Imbalance(deg, out.Chunks, alpha)
+		}
 	}
-	out.Chunks, err = balance.Chunks(deg, w.Roles.CN, alpha)
 	if err == nil {
-		out.Imbalance = balance.Imbalance(deg, out.Chunks, alpha)
 		err = crossCheck(w, out.Chunks)
 	}
 	out.PartS = time.Since(t1).Seconds()
@@ -149,20 +167,31 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 		return nil, err
 	}
 
-	// Phase 3: lay out, size pools, open the fabric.
+	// Phase 3: lay out (CNs; the MNs take CN 0's layout), size pools, open
+	// the fabric.
 	t2 := time.Now()
 	lcfg := cfg.Layout
 	lcfg.NumMN, lcfg.Bounds, lcfg.AttrBytes = w.Roles.MN, out.Chunks, attrBytes
 	mode := cfg.Engine.Mode
 	lcfg.Naive = mode == ModeNaive || mode == ModeFAMGraph
-	valCap, refCap := mailboxSizes(cfg.Engine, g)
-	switch mode {
-	case ModeDMG, "":
-		lcfg.Reserve = update.Reserve(w.Roles.CN, w.Roles.MN, valCap, refCap)
-	case ModeFAMGraph:
-		lcfg.Reserve = famReserve(out.Chunks, w.Roles.MN)
+	valCap, refCap := mailboxSizes(cfg.Engine, shape.Vertices, shape.Edges)
+	var layout *csr.Layout
+	if w.Role == spmd.CN {
+		switch mode {
+		case ModeDMG, "":
+			lcfg.Reserve = update.Reserve(w.Roles.CN, w.Roles.MN, valCap, refCap)
+		case ModeFAMGraph:
+			lcfg.Reserve = famReserve(out.Chunks, w.Roles.MN)
+		}
+		layout, err = csr.Plan(g, lcfg)
 	}
-	layout, err := csr.Plan(g, lcfg)
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	layout, err = shareLayout(w, layout)
+	if err == nil {
+		out.Chunks = layout.Config.Bounds
+	}
 	if err == nil && cfg.MNMem > 0 {
 		avail := make([]uint64, w.Roles.MN)
 		for m := range avail {
@@ -282,26 +311,108 @@ func ablations(c JobConfig) []string {
 // configured ones, or room for about half the edges' pairs and a quarter
 // of the vertices' items, within [64 KiB, 256 MiB] and [64 KiB, 32 MiB];
 // overflow spills to direct update.
-func mailboxSizes(c Config, g *csr.Graph) (uint64, uint64) {
+func mailboxSizes(c Config, vertices, edges uint64) (uint64, uint64) {
 	valCap, refCap := c.ValMailbox, c.RefMailbox
 	if valCap == 0 {
-		valCap = min(256<<20, max(64<<10, update.ValRec*g.NumEdges()/2))
+		valCap = min(256<<20, max(64<<10, update.ValRec*edges/2))
 	}
 	if refCap == 0 {
-		refCap = min(32<<20, max(64<<10, update.RefRec*uint64(g.N)/4))
+		refCap = min(32<<20, max(64<<10, update.RefRec*vertices/4))
 	}
 	return valCap, refCap
 }
 
-// prepare reads the graph with the options the algorithm needs and builds
-// its program.
-func prepare(cfg *JobConfig, out *Outcome) (*csr.Graph, *algo.Program, error) {
+// programSpec is what builds a kernel's program on any rank, so the memory
+// nodes get it from CN 0 instead of reading the graph.
+type programSpec struct {
+	Algo       string // "pagerank", "bfs", "wcc", "sssp", or "load"
+	Iterations int
+	Damping    float64
+	Source     uint32
+}
+
+func (s programSpec) program() *algo.Program {
+	switch s.Algo {
+	case "pagerank":
+		return algo.PageRankProgram(s.Iterations, s.Damping)
+	case "bfs":
+		return algo.BFSProgram(s.Source)
+	case "wcc":
+		return algo.WCCProgram()
+	case "sssp":
+		return algo.SSSPProgram(s.Source)
+	}
+	return &algo.Program{Name: s.Algo}
+}
+
+// jobShape is what CN 0 tells every rank after reading the graph.
+type jobShape struct {
+	Spec     programSpec
+	Vertices uint64
+	Edges    uint64
+}
+
+// shareShape sends CN 0's shape to every rank.
+func shareShape(w *spmd.World, sh jobShape) (jobShape, error) {
+	var blob []byte
+	if w.Rank() == 0 {
+		var err error
+		if blob, err = json.Marshal(sh); err != nil {
+			return sh, errors.Wrap(err, "rank: encoding the job's shape")
+		}
+	}
+	blob, err := w.Comm.Bcast(0, blob)
+	if err != nil {
+		return sh, err
+	}
+	var got jobShape
+	if err := json.Unmarshal(blob, &got); err != nil {
+		return sh, errors.Wrap(err, "rank: decoding the job's shape")
+	}
+	if w.Role == spmd.CN && got != sh {
+		return sh, errors.Errorf("rank: CN %d read a different graph than CN 0 (%+v against %+v; different inputs on different nodes?)", w.Index, sh, got)
+	}
+	return got, nil
+}
+
+// shareLayout sends CN 0's layout to every rank: the memory nodes take it,
+// the other CNs check that their own is the same.
+func shareLayout(w *spmd.World, l *csr.Layout) (*csr.Layout, error) {
+	var blob []byte
+	var err error
+	if w.Role == spmd.CN {
+		var buf bytes.Buffer
+		if err = gob.NewEncoder(&buf).Encode(l); err != nil {
+			return nil, errors.Wrap(err, "rank: encoding the layout")
+		}
+		blob = buf.Bytes()
+	}
+	mine := blob
+	if blob, err = w.Comm.Bcast(0, blob); err != nil {
+		return nil, err
+	}
+	if w.Role == spmd.CN {
+		if !bytes.Equal(mine, blob) {
+			return nil, errors.Errorf("rank: CN %d laid the graph out differently than CN 0 (different inputs on different nodes?)", w.Index)
+		}
+		return l, nil
+	}
+	got := &csr.Layout{}
+	if err := gob.NewDecoder(bytes.NewReader(blob)).Decode(got); err != nil {
+		return nil, errors.Wrap(err, "rank: decoding the layout")
+	}
+	return got, nil
+}
+
+// prepare reads the graph with the options the algorithm needs and says
+// how to build its program.
+func prepare(cfg *JobConfig, out *Outcome) (*csr.Graph, programSpec, error) {
 	name := strings.ToLower(cfg.Algo)
 	opts := cfg.Csr
 	if cfg.LoadOnly {
 		g, meta, err := csr.Open(cfg.Graph, opts)
 		out.Meta = meta
-		return g, &algo.Program{Name: "load"}, err
+		return g, programSpec{Algo: "load"}, err
 	}
 	switch name {
 	case "wcc":
@@ -310,11 +421,11 @@ func prepare(cfg *JobConfig, out *Outcome) (*csr.Graph, *algo.Program, error) {
 		opts.Weighted = true
 	case "pagerank", "pr", "bfs":
 	default:
-		return nil, nil, paramErrorf("unknown algorithm %q; expected one of %s", cfg.Algo, strings.Join(Algorithms, ", "))
+		return nil, programSpec{}, paramErrorf("unknown algorithm %q; expected one of %s", cfg.Algo, strings.Join(Algorithms, ", "))
 	}
 	g, meta, err := csr.Open(cfg.Graph, opts)
 	if err != nil {
-		return nil, nil, err
+		return nil, programSpec{}, err
 	}
 	// Weights are float32 on DM (csr's layout); round the in-memory copy
 	// the same way so verifiers see the weights the engine uses.
@@ -359,29 +470,30 @@ func prepare(cfg *JobConfig, out *Outcome) (*csr.Graph, *algo.Program, error) {
 			}
 		}
 		if it < 1 || d <= 0 || d >= 1 {
-			return nil, nil, paramErrorf("PageRank needs iterations ≥ 1 and 0 < damping < 1, got %d and %g", it, d)
+			return nil, programSpec{}, paramErrorf("PageRank needs iterations ≥ 1 and 0 < damping < 1, got %d and %g", it, d)
 		}
 		out.Damping = d
-		return g, algo.PageRankProgram(it, d), nil
+		return g, programSpec{Algo: "pagerank", Iterations: it, Damping: d}, nil
 	case "bfs":
 		s, err := src(meta.HasBFSSource, meta.BFSSource)
 		out.Source = s
-		return g, algo.BFSProgram(s), err
+		return g, programSpec{Algo: "bfs", Source: s}, err
 	case "wcc":
-		return g, algo.WCCProgram(), nil
+		return g, programSpec{Algo: "wcc"}, nil
 	default: // sssp
 		for i, wt := range g.Weights {
 			if wt < 0 || math.IsNaN(wt) {
-				return nil, nil, paramErrorf("SSSP needs non-negative weights; edge %d of %s has weight %g", i, cfg.Graph, wt)
+				return nil, programSpec{}, paramErrorf("SSSP needs non-negative weights; edge %d of %s has weight %g", i, cfg.Graph, wt)
 			}
 		}
 		s, err := src(meta.HasSSSPSource, meta.SSSPSource)
 		out.Source = s
-		return g, algo.SSSPProgram(s), err
+		return g, programSpec{Algo: "sssp", Source: s}, err
 	}
 }
 
-// crossCheck verifies every rank computed the same chunk boundaries.
+// crossCheck verifies every CN computed the same chunk boundaries (the
+// MNs, which have none, take part without a say).
 func crossCheck(w *spmd.World, chunks []uint32) error {
 	h := fnv.New64a()
 	for _, c := range chunks {
@@ -389,6 +501,9 @@ func crossCheck(w *spmd.World, chunks []uint32) error {
 	}
 	sum := int64(h.Sum64() >> 1)
 	lo, hi := []int64{sum}, []int64{sum}
+	if w.Role != spmd.CN {
+		lo[0], hi[0] = math.MaxInt64, -1
+	}
 	if err := w.Comm.AllReduceInt64(lo, spmd.Min); err != nil {
 		return err
 	}
