@@ -107,7 +107,8 @@ func WriteBinary(w io.Writer, g *Graph, bo BinaryOptions) error {
 	return errors.Wrap(bw.Flush(), "csr: writing binary edge list")
 }
 
-func readBinary(r io.Reader, file string, o *Options, meta *Meta) (*EdgeList, error) {
+// With a sink, the edges go to it (dense ids) and the EdgeList has none.
+func readBinary(r io.Reader, file string, o *Options, meta *Meta, snk sink) (*EdgeList, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	var h [binHeaderSize]byte
 	if n, err := io.ReadFull(br, h[:]); err != nil {
@@ -154,9 +155,11 @@ func readBinary(r io.Reader, file string, o *Options, meta *Meta) (*EdgeList, er
 		el.Weights = []float64{}
 	}
 	rec := int(8 + wb)
-	capHint := min(m, 1<<20)
-	el.Src = make([]uint32, 0, capHint)
-	el.Dst = make([]uint32, 0, capHint)
+	if snk == nil {
+		capHint := min(m, 1<<20)
+		el.Src = make([]uint32, 0, capHint)
+		el.Dst = make([]uint32, 0, capHint)
+	}
 	for k := uint64(0); k < m; k++ {
 		if got, err := io.ReadFull(br, b[:rec]); err != nil {
 			return nil, offsetErr(file, off+int64(got), "truncated edge record %d of %d (%d bytes each)", k, m, rec)
@@ -166,10 +169,8 @@ func readBinary(r io.Reader, file string, o *Options, meta *Meta) (*EdgeList, er
 		if uint64(s) >= n || uint64(d) >= n {
 			return nil, offsetErr(file, off, "edge record %d: vertex %d→%d out of range (N=%d)", k, s, d, n)
 		}
-		el.Src = append(el.Src, s)
-		el.Dst = append(el.Dst, d)
+		x := 1.0
 		if wb > 0 {
-			var x float64
 			if wb == 4 {
 				x = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[8:])))
 			} else {
@@ -184,9 +185,17 @@ func readBinary(r io.Reader, file string, o *Options, meta *Meta) (*EdgeList, er
 			if x == 0 {
 				x = 0
 			}
-			el.Weights = append(el.Weights, x)
 		}
 		off += int64(rec)
+		if snk != nil {
+			snk.edge(uint64(s), uint64(d), x)
+			continue
+		}
+		el.Src = append(el.Src, s)
+		el.Dst = append(el.Dst, d)
+		if wb > 0 {
+			el.Weights = append(el.Weights, x)
+		}
 	}
 	if _, err := br.ReadByte(); err == nil {
 		return nil, offsetErr(file, off, "trailing bytes after the %d edge records", m)

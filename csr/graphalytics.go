@@ -44,7 +44,8 @@ func readProperties(r io.Reader, file string) (*properties, error) {
 // .properties file: the vertex file (one id per line) and the edge file
 // ("src dst [props...]" per line, space separated; the weight column is the
 // one sssp.weight-property names among edge-properties.names).
-func readGraphalytics(path string, o *Options) (*EdgeList, *Meta, error) {
+// With a sink, the edges go to it (dense ids) and the EdgeList has none.
+func readGraphalytics(path string, o *Options, snk sink) (*EdgeList, *Meta, error) {
 	f, err := openFile(path)
 	if err != nil {
 		return nil, nil, err
@@ -195,6 +196,7 @@ func readGraphalytics(path string, o *Options) (*EdgeList, *Meta, error) {
 		}
 		return uint32(i), nil
 	}
+	var inputEdges uint64
 	for {
 		line, err := lr.next()
 		if err == io.EOF {
@@ -217,20 +219,28 @@ func readGraphalytics(path string, o *Options) (*EdgeList, *Meta, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		x := 1.0
+		if weightCol >= 0 {
+			var msg string
+			if x, msg = parseWeight(fs[weightCol], o.AllowNegativeWeights); msg != "" {
+				return nil, nil, lineErr(efile, lr.line, "%s", msg)
+			}
+		}
+		inputEdges++
+		if snk != nil {
+			snk.edge(uint64(s), uint64(d), x)
+			continue
+		}
 		el.Src = append(el.Src, s)
 		el.Dst = append(el.Dst, d)
 		if weightCol >= 0 {
-			x, msg := parseWeight(fs[weightCol], o.AllowNegativeWeights)
-			if msg != "" {
-				return nil, nil, lineErr(efile, lr.line, "%s", msg)
-			}
 			el.Weights = append(el.Weights, x)
 		}
 	}
 	if weightCol >= 0 && el.Weights == nil {
 		el.Weights = []float64{}
 	}
-	meta.InputEdges = uint64(len(el.Src))
+	meta.InputEdges = inputEdges
 	return el, meta, nil
 }
 

@@ -71,7 +71,8 @@ func (r *LoadReport) Merge(o *LoadReport) {
 // tables and edge lists of the vertices of chunk cn) through the given
 // endpoints, one goroutine per endpoint. Attribute arrays are left to the
 // engine. Every CN calls Load for its own chunk; together they write the
-// whole graph. Call CheckCapacity first.
+// whole graph. g may be the whole graph or the CN's share (OpenShare): only
+// chunk cn's rows are read. Call CheckCapacity first.
 func (l *Layout) Load(g *Graph, cn int, eps []verbs.Endpoint, opts LoadOptions) (*LoadReport, error) {
 	if cn < 0 || cn >= l.NumChunks() {
 		return nil, errors.Errorf("csr: CN %d has no chunk; expected 0..%d", cn, l.NumChunks()-1)
@@ -79,7 +80,7 @@ func (l *Layout) Load(g *Graph, cn int, eps []verbs.Endpoint, opts LoadOptions) 
 	if len(eps) == 0 {
 		return nil, errors.New("csr: Load needs at least one endpoint")
 	}
-	if g.N != l.N || g.NumEdges() != l.Edges || (g.Weights != nil) != l.Weighted {
+	if g.N != l.N || g.NumEdges() > l.Edges || (g.Weights != nil) != l.Weighted {
 		return nil, errors.Errorf("csr: graph (%d vertices, %d edges) does not match the layout (%d, %d)", g.N, g.NumEdges(), l.N, l.Edges)
 	}
 	start := time.Now()

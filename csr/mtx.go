@@ -11,7 +11,8 @@ import (
 // the size line "rows cols entries"; then entries "i j [value]", 1-based.
 // The graph has max(rows, cols) vertices; entry (i, j) is the edge i→j
 // weighted by value; symmetric matrices are undirected graphs.
-func readMTX(r io.Reader, file string, o *Options, meta *Meta) (*EdgeList, error) {
+// With a sink, the edges go to it (dense ids) and the EdgeList has none.
+func readMTX(r io.Reader, file string, o *Options, meta *Meta, snk sink) (*EdgeList, error) {
 	lr := newLineReader(r, file)
 	line, err := lr.next()
 	if err == io.EOF {
@@ -85,9 +86,11 @@ func readMTX(r io.Reader, file string, o *Options, meta *Meta) (*EdgeList, error
 	if weighted {
 		want = 3
 	}
-	capHint := min(nnz, 1<<20)
-	el.Src = make([]uint32, 0, capHint)
-	el.Dst = make([]uint32, 0, capHint)
+	if snk == nil {
+		capHint := min(nnz, 1<<20)
+		el.Src = make([]uint32, 0, capHint)
+		el.Dst = make([]uint32, 0, capHint)
+	}
 	var count uint64
 	for {
 		line, err = lr.next()
@@ -114,16 +117,23 @@ func readMTX(r io.Reader, file string, o *Options, meta *Meta) (*EdgeList, error
 		if !ok || j < 1 || j > cols {
 			return nil, lineErr(file, lr.line, "expected a column index in 1..%d, got %s", cols, quote(f[1]))
 		}
+		x := 1.0
+		if weighted {
+			var msg string
+			if x, msg = parseWeight(f[2], o.AllowNegativeWeights); msg != "" {
+				return nil, lineErr(file, lr.line, "%s", msg)
+			}
+		}
+		count++
+		if snk != nil {
+			snk.edge(i-1, j-1, x)
+			continue
+		}
 		el.Src = append(el.Src, uint32(i-1))
 		el.Dst = append(el.Dst, uint32(j-1))
 		if weighted {
-			x, msg := parseWeight(f[2], o.AllowNegativeWeights)
-			if msg != "" {
-				return nil, lineErr(file, lr.line, "%s", msg)
-			}
 			el.Weights = append(el.Weights, x)
 		}
-		count++
 	}
 	if count != nnz {
 		return nil, lineErr(file, lr.line+1, "expected %d entries as the size line declares, got %d", nnz, count)

@@ -37,24 +37,12 @@ func Open(spec string, opts Options) (*Graph, *Meta, error) {
 	if IsGeneratorSpec(spec) {
 		return generate(spec, &o)
 	}
-	path := spec
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		p := filepath.Join(path, filepath.Base(filepath.Clean(path))+".properties")
-		if _, err := os.Stat(p); err != nil {
-			return nil, nil, errors.Errorf("csr: %s is a directory without %s", path, filepath.Base(p))
-		}
-		path = p
-	}
-	format := o.Format
-	if format == "" {
-		format = FormatOf(path)
+	path, format, err := resolve(spec, &o)
+	if err != nil {
+		return nil, nil, err
 	}
 	if format == FormatGraphalytics {
-		base := strings.TrimSuffix(path, ".gz")
-		if ext := filepath.Ext(base); ext == ".v" || ext == ".e" {
-			path = strings.TrimSuffix(base, ext) + ".properties"
-		}
-		el, meta, err := readGraphalytics(path, &o)
+		el, meta, err := readGraphalytics(path, &o, nil)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -66,6 +54,31 @@ func Open(spec string, opts Options) (*Graph, *Meta, error) {
 	}
 	defer f.Close()
 	return read(f, path, format, &o)
+}
+
+// resolve finds the file and format of a path spec: a directory holding
+// X.properties for X = its name is that Graphalytics dataset, and X.v or
+// X.e stand for X.properties.
+func resolve(spec string, o *Options) (path, format string, err error) {
+	path = spec
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		p := filepath.Join(path, filepath.Base(filepath.Clean(path))+".properties")
+		if _, err := os.Stat(p); err != nil {
+			return "", "", errors.Errorf("csr: %s is a directory without %s", path, filepath.Base(p))
+		}
+		path = p
+	}
+	format = o.Format
+	if format == "" {
+		format = FormatOf(path)
+	}
+	if format == FormatGraphalytics {
+		base := strings.TrimSuffix(path, ".gz")
+		if ext := filepath.Ext(base); ext == ".v" || ext == ".e" {
+			path = strings.TrimSuffix(base, ext) + ".properties"
+		}
+	}
+	return path, format, nil
 }
 
 // Read reads a single-file input (every format but Graphalytics, which
@@ -88,11 +101,7 @@ func Read(r io.Reader, name string, opts Options) (*Graph, *Meta, error) {
 }
 
 func read(r io.Reader, path, format string, o *Options) (*Graph, *Meta, error) {
-	name := filepath.Base(strings.TrimSuffix(path, ".gz"))
-	if i := strings.IndexByte(name, '.'); i > 0 {
-		name = name[:i]
-	}
-	meta := &Meta{Name: name, Path: path, Format: format}
+	meta := &Meta{Name: datasetName(path), Path: path, Format: format}
 	var el *EdgeList
 	var err error
 	switch format {
@@ -100,7 +109,7 @@ func read(r io.Reader, path, format string, o *Options) (*Graph, *Meta, error) {
 		weighted := format == FormatWEL
 		var src, dst []uint64
 		var w []float64
-		src, dst, w, err = readEdgeText(r, path, weighted, o)
+		src, dst, w, err = readEdgeText(r, path, weighted, o, nil)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -120,9 +129,9 @@ func read(r io.Reader, path, format string, o *Options) (*Graph, *Meta, error) {
 		el.N, el.IDs = uint32(n), ids
 		meta.InputEdges = uint64(len(src))
 	case FormatMTX:
-		el, err = readMTX(r, path, o, meta)
+		el, err = readMTX(r, path, o, meta, nil)
 	case FormatBinary:
-		el, err = readBinary(r, path, o, meta)
+		el, err = readBinary(r, path, o, meta, nil)
 	default:
 		return nil, nil, errors.Errorf("csr: %s: format %q cannot be read from a stream", path, format)
 	}

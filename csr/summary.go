@@ -20,14 +20,22 @@ type DegreeSummary struct {
 
 // Degrees summarises g's out-degrees.
 func Degrees(g *Graph) DegreeSummary {
-	var s DegreeSummary
-	if g.N == 0 {
-		return s
-	}
 	d := make([]uint64, g.N)
 	for v := range d {
-		x := g.Offsets[v+1] - g.Offsets[v]
-		d[v] = x
+		d[v] = g.Offsets[v+1] - g.Offsets[v]
+	}
+	return SummarizeDegrees(d)
+}
+
+// SummarizeDegrees summarises out-degrees given per vertex (it sorts d).
+func SummarizeDegrees(d []uint64) DegreeSummary {
+	var s DegreeSummary
+	if len(d) == 0 {
+		return s
+	}
+	var sum uint64
+	for _, x := range d {
+		sum += x
 		b := bits.Len64(x)
 		if b >= len(s.Log2) {
 			s.Log2 = append(s.Log2, make([]uint64, b+1-len(s.Log2))...)
@@ -39,7 +47,7 @@ func Degrees(g *Graph) DegreeSummary {
 	pct := func(p float64) uint64 { return d[min(int(p*float64(len(d))), len(d)-1)] }
 	s.Min, s.Max = d[0], d[len(d)-1]
 	s.Median, s.P90, s.P99 = pct(0.5), pct(0.9), pct(0.99)
-	s.Mean = float64(g.NumEdges()) / float64(g.N)
+	s.Mean = float64(sum) / float64(len(d))
 	return s
 }
 

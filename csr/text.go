@@ -133,7 +133,8 @@ func parseWeight(tok []byte, allowNeg bool) (float64, string) {
 // readEdgeText reads a SNAP-style edge list: '#' or '%' comment lines,
 // then "src dst" (or "src dst weight" when weighted) per line, separated by
 // spaces or tabs, LF or CRLF line ends.
-func readEdgeText(r io.Reader, file string, weighted bool, o *Options) (src, dst []uint64, w []float64, err error) {
+// With a sink, the edges go to it (external ids) instead of the slices.
+func readEdgeText(r io.Reader, file string, weighted bool, o *Options, snk sink) (src, dst []uint64, w []float64, err error) {
 	lr := newLineReader(r, file)
 	want := 2
 	what := "src dst"
@@ -163,13 +164,20 @@ func readEdgeText(r io.Reader, file string, weighted bool, o *Options) (src, dst
 		if !ok {
 			return nil, nil, nil, lineErr(file, lr.line, "expected a non-negative integer destination vertex id, got %s", quote(f[1]))
 		}
+		x := 1.0
+		if weighted {
+			var msg string
+			if x, msg = parseWeight(f[2], o.AllowNegativeWeights); msg != "" {
+				return nil, nil, nil, lineErr(file, lr.line, "%s", msg)
+			}
+		}
+		if snk != nil {
+			snk.edge(s, d, x)
+			continue
+		}
 		src = append(src, s)
 		dst = append(dst, d)
 		if weighted {
-			x, msg := parseWeight(f[2], o.AllowNegativeWeights)
-			if msg != "" {
-				return nil, nil, nil, lineErr(file, lr.line, "%s", msg)
-			}
 			w = append(w, x)
 		}
 	}

@@ -116,7 +116,7 @@ func runCmd(opts *Options, run func(body) int) *cobra.Command {
 
 func (r *runFlags) jobConfig(j *Job) (rank.JobConfig, error) {
 	cfg := rank.JobConfig{
-		Algo: r.algo, Graph: r.graph,
+		Algo: r.algo, Graph: r.graph, KeepGraph: r.verify,
 		Csr:        csr.Options{Seed: r.seed, Undirected: r.undirected, Weighted: r.weighted},
 		Source:     uint64(r.source),
 		HasSource:  r.fs.Changed("source"),

@@ -40,6 +40,7 @@ func runJob(roles spmd.Roles, cfg JobConfig) (*Outcome, error) {
 			return err
 		}
 		c := cfg
+		c.KeepGraph = true // the tests verify against the whole graph
 		c.Open = func(vc verbs.Config) (verbs.Network, error) { return memfab.Open(cluster, w, vc) }
 		out, err := Execute(w, c)
 		outs[w.Rank()] = out

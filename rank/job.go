@@ -64,6 +64,10 @@ type JobConfig struct {
 	LoadProgress func(csr.LoadProgress)
 	// LoadOnly stops after loading (dmg load): no algorithm is needed.
 	LoadOnly bool
+	// KeepGraph makes world rank 0 read the whole graph again after the
+	// run, into Outcome.Graph, for a serial verifier (the CNs hold only
+	// their shares while they work).
+	KeepGraph bool
 	// PreCheck runs on world rank 0 in the first phase (e.g. that --out is
 	// writable), so bad output paths fail before any work.
 	PreCheck func() error
@@ -75,8 +79,8 @@ type Outcome struct {
 	Meta         *csr.Meta // on the CNs (the MNs do not read the graph)
 	Vertices     uint64
 	Edges        uint64
-	Source       uint32 // dense id (BFS, SSSP)
-	Graph        *csr.Graph
+	Source       uint32     // dense id (BFS, SSSP)
+	Graph        *csr.Graph // rank 0: the vertices (N, IDs); the whole graph with KeepGraph
 	Result       *Result
 	Chunks       []uint32
 	Imbalance    float64
@@ -103,8 +107,8 @@ const poolHeadroom = 1 << 16
 // Execute runs one job on every rank: read or generate the graph, cut it
 // into chunks, open the fabric with pools sized for it, load each CN's
 // chunk into DM, run the kernel. Every phase ends with cfg.Engine.Agree.
-// The returned Outcome keeps the graph on world rank 0 only (for output and
-// verification).
+// Each CN holds only its share of the graph (csr.OpenShare), and only
+// until its chunk is in DM.
 func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 	cfg.Engine.EnsureDefaults()
 	if cfg.Engine.Agree == nil {
@@ -114,17 +118,17 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 	out := &Outcome{}
 	t0 := time.Now()
 
-	// Phase 1: the graph and the program. Only the compute nodes read the
-	// graph (each the whole of it, the same way); the memory nodes learn
-	// its shape from CN 0 and, in phase 3, its layout.
+	// Phase 1: the graph, its partition and the program. Each compute node
+	// reads its share of the graph: a first pass counts degrees, stage-1
+	// partitioning cuts the chunks from them (the same on every CN), a
+	// second pass keeps the out-edges of the own chunk. The memory nodes do
+	// not read the graph: they learn its shape from CN 0 and, in phase 3,
+	// its layout.
 	err := cfg.Engine.Validate()
 	var g *csr.Graph
 	var shape jobShape
 	if err == nil && w.Role == spmd.CN {
-		g, shape.Spec, err = prepare(&cfg, out)
-		if err == nil {
-			shape.Vertices, shape.Edges = uint64(g.N), g.NumEdges()
-		}
+		g, shape.Spec, err = prepare(&cfg, out, w)
 	}
 	if err == nil && cfg.PreCheck != nil && w.Rank() == 0 {
 		err = cfg.PreCheck()
@@ -132,43 +136,24 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 	if err := agree(err); err != nil {
 		return nil, err
 	}
-	shape, err = shareShape(w, shape)
+	if err = crossCheck(w, out.Chunks); err == nil {
+		shape, err = shareShape(w, shape, g, out.Meta)
+	}
+	if err == nil && cfg.LoadOnly {
+		out.Degrees, err = gatherDegrees(w, g, out.Chunks)
+	}
 	if err := agree(err); err != nil {
 		return nil, err
 	}
 	prog := shape.Spec.program()
 	out.Program, out.Vertices, out.Edges = prog, shape.Vertices, shape.Edges
-	if cfg.LoadOnly && w.Rank() == 0 {
-		out.Degrees = csr.Degrees(g) // for the load report only (it sorts the degrees)
-	}
 	out.Workers, out.NICProfile = cfg.Engine.Workers, cfg.Engine.Profile.Name
 	out.Mode, out.Ablations = cfg.Engine.Mode, ablations(cfg)
 	loadRead := time.Since(t0)
 
-	// Phase 2: stage-1 partitioning on the CNs, cross-checked.
-	t1 := time.Now()
-	var deg []uint64
-	if w.Role == spmd.CN {
-		deg = balance.DegreesFromOffsets(g.Offsets)
-		alpha := cfg.Alpha
-		if alpha == 0 {
-			alpha = balance.DefaultAlpha(w.Roles.CN)
-		}
-		out.Chunks, err = balance.Chunks(deg, w.Roles.CN, alpha)
-		if err == nil {
-			out.Imbalance = balance.Imbalance(deg, out.Chunks, alpha)
-		}
-	}
-	if err == nil {
-		err = crossCheck(w, out.Chunks)
-	}
-	out.PartS = time.Since(t1).Seconds()
-	if err := agree(err); err != nil {
-		return nil, err
-	}
-
-	// Phase 3: lay out (CNs; the MNs take CN 0's layout), size pools, open
-	// the fabric.
+	// Phase 3: lay out (each CN measures its chunk, they share the
+	// figures, CN 0's layout goes to the MNs and is checked against the
+	// other CNs'), size pools, open the fabric.
 	t2 := time.Now()
 	lcfg := cfg.Layout
 	lcfg.NumMN, lcfg.Bounds, lcfg.AttrBytes = w.Roles.MN, out.Chunks, attrBytes
@@ -176,6 +161,7 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 	lcfg.Naive = mode == ModeNaive || mode == ModeFAMGraph
 	valCap, refCap := mailboxSizes(cfg.Engine, shape.Vertices, shape.Edges)
 	var layout *csr.Layout
+	var sizes csr.ChunkSizes
 	if w.Role == spmd.CN {
 		switch mode {
 		case ModeDMG, "":
@@ -183,7 +169,14 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 		case ModeFAMGraph:
 			lcfg.Reserve = famReserve(out.Chunks, w.Roles.MN)
 		}
-		layout, err = csr.Plan(g, lcfg)
+		sizes, err = csr.SizeChunk(g, lcfg, w.Index)
+	}
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	all, err := gatherJSON(w, sizes, w.Role == spmd.CN)
+	if err == nil && w.Role == spmd.CN {
+		layout, err = csr.PlanSizes(uint32(shape.Vertices), shape.Edges, g.Weights != nil, lcfg, all)
 	}
 	if err := agree(err); err != nil {
 		return nil, err
@@ -248,7 +241,7 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 	err = layout.CheckCapacity(pools)
 	if err == nil && w.Role == spmd.CN {
 		lo, hi := out.Chunks[w.Index], out.Chunks[w.Index+1]
-		degrees = deg[lo:hi]
+		degrees = balance.DegreesFromOffsets(g.Offsets)[lo:hi]
 		for range cfg.Engine.Workers * cfg.Engine.Inflight {
 			var ep verbs.Endpoint
 			if ep, err = net.NewEndpoint(); err != nil {
@@ -270,8 +263,8 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 		return nil, err
 	}
 	out.LoadS = loadRead.Seconds() + time.Since(t2).Seconds()
-	if w.Rank() == 0 {
-		out.Graph = g
+	if w.Rank() == 0 { // the vertices, for the output
+		out.Graph = &csr.Graph{N: g.N, IDs: g.IDs, Directed: g.Directed}
 	}
 	g = nil // the CNs compute from DM only
 	out.Layout = layout
@@ -289,7 +282,11 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 	}
 	out.Result, out.ComputeS = res, res.ComputeSeconds
 	closed = true
-	return out, agree(net.Close())
+	err = net.Close()
+	if err == nil && cfg.KeepGraph && w.Rank() == 0 {
+		out.Graph, err = wholeGraph(&cfg)
+	}
+	return out, agree(err)
 }
 
 func ablations(c JobConfig) []string {
@@ -352,27 +349,88 @@ type jobShape struct {
 	Edges    uint64
 }
 
-// shareShape sends CN 0's shape to every rank.
-func shareShape(w *spmd.World, sh jobShape) (jobShape, error) {
+// shareShape sends CN 0's program to every rank (the other CNs check
+// theirs is the same) and adds up the CNs' shares: the job's edges and, in
+// rank 0's meta, the edges the builder dropped.
+func shareShape(w *spmd.World, sh jobShape, g *csr.Graph, meta *csr.Meta) (jobShape, error) {
 	var blob []byte
 	if w.Rank() == 0 {
 		var err error
-		if blob, err = json.Marshal(sh); err != nil {
-			return sh, errors.Wrap(err, "rank: encoding the job's shape")
+		if blob, err = json.Marshal(sh.Spec); err != nil {
+			return sh, errors.Wrap(err, "rank: encoding the job's program")
 		}
 	}
 	blob, err := w.Comm.Bcast(0, blob)
 	if err != nil {
 		return sh, err
 	}
-	var got jobShape
-	if err := json.Unmarshal(blob, &got); err != nil {
-		return sh, errors.Wrap(err, "rank: decoding the job's shape")
+	var spec programSpec
+	if err := json.Unmarshal(blob, &spec); err != nil {
+		return sh, errors.Wrap(err, "rank: decoding the job's program")
 	}
-	if w.Role == spmd.CN && got != sh {
-		return sh, errors.Errorf("rank: CN %d read a different graph than CN 0 (%+v against %+v; different inputs on different nodes?)", w.Index, sh, got)
+	if w.Role == spmd.CN && spec != sh.Spec {
+		return sh, errors.Errorf("rank: CN %d read a different graph than CN 0 (program %+v against %+v; different inputs on different nodes?)", w.Index, sh.Spec, spec)
 	}
-	return got, nil
+	sums := []int64{0, 0, 0, 0}
+	if w.Role == spmd.CN {
+		sums = []int64{int64(g.NumEdges()), int64(meta.DroppedSelfLoops), int64(meta.DroppedDuplicates), 0}
+		if w.Index == 0 {
+			sums[3] = int64(g.N)
+		}
+	}
+	if err := w.Comm.AllReduceInt64(sums, spmd.Sum); err != nil {
+		return sh, err
+	}
+	if w.Rank() == 0 {
+		meta.DroppedSelfLoops, meta.DroppedDuplicates = uint64(sums[1]), uint64(sums[2])
+	}
+	return jobShape{Spec: spec, Vertices: uint64(sums[3]), Edges: uint64(sums[0])}, nil
+}
+
+// gatherJSON gathers v from the ranks that contribute (the CNs, in CN
+// order, which are world ranks 0..C-1).
+func gatherJSON[T any](w *spmd.World, v T, contribute bool) ([]T, error) {
+	var blob []byte
+	if contribute {
+		var err error
+		if blob, err = json.Marshal(v); err != nil {
+			return nil, errors.Wrap(err, "rank: encoding")
+		}
+	}
+	all, err := w.Comm.AllGather(blob)
+	if err != nil {
+		return nil, err
+	}
+	var out []T
+	for _, b := range all {
+		if len(b) == 0 {
+			continue
+		}
+		var x T
+		if err := json.Unmarshal(b, &x); err != nil {
+			return nil, errors.Wrap(err, "rank: decoding")
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+// gatherDegrees summarises the out-degrees of the whole graph for the load
+// report: each CN gives its chunk's (rank 0 only gets the summary).
+func gatherDegrees(w *spmd.World, g *csr.Graph, chunks []uint32) (csr.DegreeSummary, error) {
+	var mine []uint64
+	if w.Role == spmd.CN {
+		mine = balance.DegreesFromOffsets(g.Offsets)[chunks[w.Index]:chunks[w.Index+1]]
+	}
+	all, err := gatherJSON(w, mine, w.Role == spmd.CN)
+	if err != nil || w.Rank() != 0 {
+		return csr.DegreeSummary{}, err
+	}
+	var deg []uint64
+	for _, d := range all {
+		deg = append(deg, d...)
+	}
+	return csr.SummarizeDegrees(deg), nil
 }
 
 // shareLayout sends CN 0's layout to every rank: the memory nodes take it,
@@ -404,46 +462,90 @@ func shareLayout(w *spmd.World, l *csr.Layout) (*csr.Layout, error) {
 	return got, nil
 }
 
-// prepare reads the graph with the options the algorithm needs and says
-// how to build its program.
-func prepare(cfg *JobConfig, out *Outcome) (*csr.Graph, programSpec, error) {
-	name := strings.ToLower(cfg.Algo)
+// graphOptions are the csr options the algorithm reads its graph with.
+func graphOptions(cfg *JobConfig) (csr.Options, error) {
 	opts := cfg.Csr
 	if cfg.LoadOnly {
-		g, meta, err := csr.Open(cfg.Graph, opts)
-		out.Meta = meta
-		return g, programSpec{Algo: "load"}, err
+		return opts, nil
 	}
-	switch name {
+	switch strings.ToLower(cfg.Algo) {
 	case "wcc":
 		opts.Undirected = true
 	case "sssp":
 		opts.Weighted = true
 	case "pagerank", "pr", "bfs":
 	default:
-		return nil, programSpec{}, paramErrorf("unknown algorithm %q; expected one of %s", cfg.Algo, strings.Join(Algorithms, ", "))
+		return opts, paramErrorf("unknown algorithm %q; expected one of %s", cfg.Algo, strings.Join(Algorithms, ", "))
 	}
-	g, meta, err := csr.Open(cfg.Graph, opts)
-	if err != nil {
-		return nil, programSpec{}, err
-	}
-	// Weights are float32 on DM (csr's layout); round the in-memory copy
-	// the same way so verifiers see the weights the engine uses.
+	return opts, nil
+}
+
+// roundWeights rounds g's weights to float32 as the DM layout stores them,
+// so verifiers see the weights the engine uses.
+func roundWeights(g *csr.Graph) {
 	for i, x := range g.Weights {
 		g.Weights[i] = float64(float32(x))
 	}
+}
+
+// wholeGraph reads the whole graph as the algorithm does (rank 0, for
+// verification).
+func wholeGraph(cfg *JobConfig) (*csr.Graph, error) {
+	opts, err := graphOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	g, _, err := csr.Open(cfg.Graph, opts)
+	if err == nil {
+		roundWeights(g)
+	}
+	return g, err
+}
+
+// prepare reads this CN's share of the graph with the options the
+// algorithm needs, partitions it on the way (out.Chunks, out.Imbalance,
+// out.PartS) and says how to build the program.
+func prepare(cfg *JobConfig, out *Outcome, w *spmd.World) (*csr.Graph, programSpec, error) {
+	opts, err := graphOptions(cfg)
+	if err != nil {
+		return nil, programSpec{}, err
+	}
+	alpha := cfg.Alpha
+	if alpha == 0 {
+		alpha = balance.DefaultAlpha(w.Roles.CN)
+	}
+	part := func(deg []uint64) (uint32, uint32, error) {
+		t := time.Now()
+		chunks, err := balance.Chunks(deg, w.Roles.CN, alpha)
+		if err != nil {
+			return 0, 0, err
+		}
+		out.Chunks, out.Imbalance = chunks, balance.Imbalance(deg, chunks, alpha)
+		out.PartS = time.Since(t).Seconds()
+		return chunks[w.Index], chunks[w.Index+1], nil
+	}
+	sh, meta, err := csr.OpenShare(cfg.Graph, opts, part)
+	if err != nil {
+		return nil, programSpec{}, err
+	}
+	g := sh.Graph
 	out.Meta = meta
+	if cfg.LoadOnly {
+		return g, programSpec{Algo: "load"}, nil
+	}
+	roundWeights(g)
 	src := func(has bool, ext uint64) (uint32, error) {
 		if cfg.HasSource {
 			has, ext = true, cfg.Source
 		}
 		if !has {
 			// No source given: the vertex with the most out-edges (lowest
-			// id on ties), so a generated graph's traversal is not empty.
+			// id on ties; parallel edges counted), so a generated graph's
+			// traversal is not empty.
 			var best uint32
-			for v := range g.N {
-				if g.Degree(v) > g.Degree(best) {
-					best = v
+			for v, d := range sh.Degrees {
+				if d > sh.Degrees[best] {
+					best = uint32(v)
 				}
 			}
 			return best, nil
@@ -454,7 +556,7 @@ func prepare(cfg *JobConfig, out *Outcome) (*csr.Graph, programSpec, error) {
 		}
 		return v, nil
 	}
-	switch name {
+	switch strings.ToLower(cfg.Algo) {
 	case "pagerank", "pr":
 		it, d := cfg.Iterations, cfg.Damping
 		if it == 0 {
@@ -483,7 +585,7 @@ func prepare(cfg *JobConfig, out *Outcome) (*csr.Graph, programSpec, error) {
 	default: // sssp
 		for i, wt := range g.Weights {
 			if wt < 0 || math.IsNaN(wt) {
-				return nil, programSpec{}, paramErrorf("SSSP needs non-negative weights; edge %d of %s has weight %g", i, cfg.Graph, wt)
+				return nil, programSpec{}, paramErrorf("SSSP needs non-negative weights; edge %d of %s's share on CN %d has weight %g", i, cfg.Graph, w.Index, wt)
 			}
 		}
 		s, err := src(meta.HasSSSPSource, meta.SSSPSource)

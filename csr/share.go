@@ -1,0 +1,275 @@
+package csr
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/pkg/errors"
+)
+
+// sink receives a reader's edges in input order: dense ids for most
+// formats, external ids for text edge lists (which have no vertex table).
+type sink interface {
+	edge(s, d uint64, w float64)
+}
+
+// sinkFunc adapts a function to a sink.
+type sinkFunc func(s, d uint64, w float64)
+
+func (f sinkFunc) edge(s, d uint64, w float64) { f(s, d, w) }
+
+// header is what a pass over an input says of the graph besides its edges.
+type header struct {
+	n        uint32
+	ids      []uint64 // nil: identity
+	directed bool
+	weighted bool
+	meta     *Meta
+}
+
+// Share is the part of a graph one compute node holds: the out-edges of
+// the vertices [Lo, Hi), on the dense ids of the whole graph.
+type Share struct {
+	// Graph has every vertex of the graph (N, IDs) but edges only for
+	// [Lo, Hi): every other vertex has out-degree 0 in it.
+	Graph  *Graph
+	Lo, Hi uint32
+	// Degrees are the out-degrees of every vertex of the whole graph as the
+	// input lists them, self-loops dropped by the policy but parallel edges
+	// counted (the builder drops those per vertex, in its share): what the
+	// partition saw.
+	Degrees []uint64
+}
+
+// OpenShare reads or generates the graph named by spec like Open, but
+// keeps only one part of it: after a first pass that counts every vertex's
+// out-degree, part chooses the vertex range [lo, hi) to keep (the caller's
+// partitioning, identical on every rank), and a second pass keeps the
+// out-edges of those vertices (both directions of an undirected edge).
+// Peak memory is O(|V|) plus the share's edges, not the whole graph's.
+// Text edge lists, which name vertices by arbitrary ids, take one more
+// pass to collect the ids first. Self-loops and parallel edges follow
+// Options as in Open; Meta's dropped counts are this share's.
+func OpenShare(spec string, opts Options, part func(deg []uint64) (lo, hi uint32, err error)) (*Share, *Meta, error) {
+	o := opts
+	if err := o.Validate(); err != nil {
+		return nil, nil, err
+	}
+	o.EnsureDefaults()
+	pass, err := passes(spec, &o)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Pass 1: out- and in-degrees (the slices grow with the ids seen; the
+	// readers check every id against the vertex count they declare). An
+	// undirected graph's degree is their sum; self-loops count once.
+	var deg, in []uint64
+	dropLoops := o.SelfLoops == DropSelfLoops
+	grow := func(a []uint64, v uint64) []uint64 {
+		if v >= uint64(len(a)) {
+			a = append(a, make([]uint64, int(v)+1-len(a))...)
+		}
+		return a
+	}
+	h, err := pass(sinkFunc(func(s, d uint64, _ float64) {
+		deg, in = grow(deg, s), grow(in, d)
+		if s != d {
+			deg[s]++
+			in[d]++
+		} else if !dropLoops {
+			deg[s]++
+		}
+	}))
+	if err != nil {
+		return nil, nil, err
+	}
+	undirected := !h.directed || o.Undirected
+	n := uint64(h.n)
+	if m := uint64(max(len(deg), len(in))); m > n {
+		return nil, nil, errors.Errorf("csr: %s: an edge names vertex %d, but the graph has %d", spec, m-1, n)
+	}
+	deg = append(deg, make([]uint64, n-uint64(len(deg)))...)
+	if undirected {
+		for v, x := range in {
+			deg[v] += x
+		}
+	}
+	in = nil
+	lo, hi, err := part(deg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if lo > hi || uint64(hi) > n {
+		return nil, nil, errors.Errorf("csr: share [%d, %d) of a graph of %d vertices", lo, hi, n)
+	}
+	// Pass 2: the share's edges, symmetrised here so the builder sees
+	// only the share's rows.
+	var edges uint64
+	for v := lo; v < hi; v++ {
+		edges += deg[v]
+	}
+	el := &EdgeList{N: h.n, IDs: h.ids, Directed: true,
+		Src: make([]uint32, 0, edges), Dst: make([]uint32, 0, edges)}
+	if h.weighted {
+		el.Weights = make([]float64, 0, edges)
+	}
+	mine := func(v uint64) bool { return v >= uint64(lo) && v < uint64(hi) }
+	add := func(s, d uint64, w float64) {
+		el.Src = append(el.Src, uint32(s))
+		el.Dst = append(el.Dst, uint32(d))
+		if el.Weights != nil {
+			el.Weights = append(el.Weights, w)
+		}
+	}
+	h, err = pass(sinkFunc(func(s, d uint64, w float64) {
+		if mine(s) {
+			add(s, d, w)
+		}
+		if undirected && s != d && mine(d) {
+			add(d, s, w)
+		}
+	}))
+	if err != nil {
+		return nil, nil, err
+	}
+	bo := o
+	bo.Undirected = false
+	g, st, err := build(el, &bo)
+	if err != nil {
+		return nil, nil, err
+	}
+	g.Directed = !undirected
+	meta := h.meta
+	meta.Directed, meta.Weighted = g.Directed, g.Weights != nil
+	meta.DroppedSelfLoops, meta.DroppedDuplicates = st.selfLoops, st.duplicates
+	return &Share{Graph: g, Lo: lo, Hi: hi, Degrees: deg}, meta, nil
+}
+
+// passes returns a function that makes one pass over the input named by
+// spec, sending its edges (dense ids) to snk.
+func passes(spec string, o *Options) (func(snk sink) (*header, error), error) {
+	if IsGeneratorSpec(spec) {
+		gs, err := ParseGenSpec(spec)
+		if err != nil {
+			return nil, err
+		}
+		return func(snk sink) (*header, error) {
+			h := &header{n: uint32(gs.N), directed: true,
+				meta: &Meta{Name: spec, Path: spec, Format: gs.Kind, DeclaredVertices: gs.N, InputEdges: gs.M}}
+			src, dst := make([]uint32, genBlock), make([]uint32, genBlock)
+			for lo := uint64(0); lo < gs.M; lo += genBlock {
+				hi := min(lo+genBlock, gs.M)
+				gs.GenerateRange(o.Seed, lo, hi, src[:hi-lo], dst[:hi-lo])
+				for i := range hi - lo {
+					snk.edge(uint64(src[i]), uint64(dst[i]), 1)
+				}
+			}
+			return h, nil
+		}, nil
+	}
+	path, format, err := resolve(spec, o)
+	if err != nil {
+		return nil, err
+	}
+	switch format {
+	case FormatGraphalytics:
+		return func(snk sink) (*header, error) {
+			el, meta, err := readGraphalytics(path, o, snk)
+			if err != nil {
+				return nil, err
+			}
+			return &header{n: el.N, ids: el.IDs, directed: el.Directed, weighted: el.Weights != nil, meta: meta}, nil
+		}, nil
+	case FormatMTX, FormatBinary:
+		return func(snk sink) (*header, error) {
+			f, err := openFile(path)
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			meta := &Meta{Name: datasetName(path), Path: path, Format: format}
+			var el *EdgeList
+			if format == FormatMTX {
+				el, err = readMTX(f, path, o, meta, snk)
+			} else {
+				el, err = readBinary(f, path, o, meta, snk)
+			}
+			if err != nil {
+				return nil, err
+			}
+			return &header{n: el.N, ids: el.IDs, directed: el.Directed, weighted: el.Weights != nil, meta: meta}, nil
+		}, nil
+	case FormatSNAP, FormatEL, FormatWEL:
+		return textPasses(path, format, o)
+	}
+	return nil, errors.Errorf("csr: %s: unknown format %q", path, format)
+}
+
+// textPasses reads a text edge list once to collect its vertex ids (sorted,
+// distinct), then maps every later pass's ids to dense ones.
+func textPasses(path, format string, o *Options) (func(snk sink) (*header, error), error) {
+	weighted := format == FormatWEL
+	scan := func(snk sink) (uint64, error) {
+		f, err := openFile(path)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		var count uint64
+		_, _, _, err = readEdgeText(f, path, weighted, o, sinkFunc(func(s, d uint64, w float64) {
+			count++
+			snk.edge(s, d, w)
+		}))
+		return count, err
+	}
+	// The distinct ids, compacted whenever the buffer doubles.
+	var ids []uint64
+	distinct := 0
+	compact := func() {
+		parallelSort(ids, o.Workers)
+		ids = slices.Compact(ids)
+		distinct = len(ids)
+	}
+	count, err := scan(sinkFunc(func(s, d uint64, _ float64) {
+		ids = append(ids, s, d)
+		if len(ids) >= 2*distinct+1<<20 {
+			compact()
+		}
+	}))
+	if err != nil {
+		return nil, err
+	}
+	compact()
+	if uint64(len(ids)) > MaxVertices {
+		return nil, fileErr(path, "more than %d vertices (%d distinct ids); dense ids are 32-bit", uint64(MaxVertices), len(ids))
+	}
+	ids = slices.Clip(ids)
+	n := uint32(len(ids))
+	identity := n == 0 || ids[n-1] == uint64(n-1)
+	if identity {
+		ids = nil
+	}
+	dense := func(x uint64) uint64 {
+		if identity {
+			return x
+		}
+		i, _ := slices.BinarySearch(ids, x)
+		return uint64(i)
+	}
+	return func(snk sink) (*header, error) {
+		meta := &Meta{Name: datasetName(path), Path: path, Format: format, InputEdges: count}
+		h := &header{n: n, ids: ids, directed: true, weighted: weighted, meta: meta}
+		_, err := scan(sinkFunc(func(s, d uint64, w float64) { snk.edge(dense(s), dense(d), w) }))
+		return h, err
+	}, nil
+}
+
+// datasetName is a file's name without directories and extensions.
+func datasetName(path string) string {
+	name := filepath.Base(strings.TrimSuffix(path, ".gz"))
+	if i := strings.IndexByte(name, '.'); i > 0 {
+		name = name[:i]
+	}
+	return name
+}
