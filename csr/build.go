@@ -132,9 +132,21 @@ func build(el *EdgeList, o *Options) (*Graph, dropStats, error) {
 	})
 	pos = nil
 
-	// Sort each adjacency by (dst, weight), drop duplicates in place.
+	off, dst, ws, st.duplicates = finishRows(off, dst, ws, o)
+	g := &Graph{N: n, Offsets: off, Dst: dst, Weights: ws, IDs: el.IDs, Directed: !undirected}
+	return g, st, nil
+}
+
+// finishRows turns scattered rows into the builder's CSR: each row sorted
+// by (destination, weight), duplicates dropped by the policy (the rows are
+// compacted in place), and synthetic weights added when Options.Weighted
+// asks for them and there are none. It returns the new arrays and the
+// number of duplicates dropped.
+func finishRows(off []uint64, dst []uint32, ws []float64, o *Options) ([]uint64, []uint32, []float64, uint64) {
+	n := uint32(len(off) - 1)
+	workers := o.Workers
 	dedup := o.Duplicates == DropDuplicates
-	newDeg := deg[:n] // reuse
+	newDeg := make([]uint64, n)
 	ranges := splitByEdges(off, workers*4)
 	var dups atomic.Uint64
 	runRanges(workers, ranges, func(lo, hi uint32) {
@@ -180,28 +192,22 @@ func build(el *EdgeList, o *Options) (*Graph, dropStats, error) {
 		}
 		dups.Add(nd)
 	})
-	st.duplicates = dups.Load()
-
-	if st.duplicates > 0 {
-		off2 := prefixSums(newDeg[:n])
-		s := off2[n]
-		dst2 := make([]uint32, s)
-		var ws2 []float64
-		if ws != nil {
-			ws2 = make([]float64, s)
-		}
-		runRanges(workers, ranges, func(lo, hi uint32) {
-			for v := lo; v < hi; v++ {
-				a, k := off[v], newDeg[v]
-				copy(dst2[off2[v]:off2[v]+k], dst[a:a+k])
-				if ws2 != nil {
-					copy(ws2[off2[v]:off2[v]+k], ws[a:a+k])
-				}
+	if dropped := dups.Load(); dropped > 0 {
+		// Compact in place: a row only moves towards the front.
+		off2 := prefixSums(newDeg)
+		for v := range n {
+			a, k := off[v], newDeg[v]
+			copy(dst[off2[v]:off2[v]+k], dst[a:a+k])
+			if ws != nil {
+				copy(ws[off2[v]:off2[v]+k], ws[a:a+k])
 			}
-		})
-		off, dst, ws = off2, dst2, ws2
+		}
+		total := off2[n]
+		off, dst = off2, slices.Clip(dst[:total])
+		if ws != nil {
+			ws = slices.Clip(ws[:total])
+		}
 	}
-
 	if ws == nil && o.Weighted {
 		ws = make([]float64, len(dst))
 		seed := o.Seed
@@ -213,8 +219,7 @@ func build(el *EdgeList, o *Options) (*Graph, dropStats, error) {
 			}
 		})
 	}
-	g := &Graph{N: n, Offsets: off, Dst: dst, Weights: ws, IDs: el.IDs, Directed: !undirected}
-	return g, st, nil
+	return off, dst, ws, dups.Load()
 }
 
 type dw struct {

@@ -103,46 +103,69 @@ func OpenShare(spec string, opts Options, part func(deg []uint64) (lo, hi uint32
 	if lo > hi || uint64(hi) > n {
 		return nil, nil, errors.Errorf("csr: share [%d, %d) of a graph of %d vertices", lo, hi, n)
 	}
-	// Pass 2: the share's edges, symmetrised here so the builder sees
-	// only the share's rows.
-	var edges uint64
-	for v := lo; v < hi; v++ {
-		edges += deg[v]
+	// Pass 2: the share's edges, scattered straight into its rows (sized
+	// by the degrees of pass 1), then sorted and de-duplicated per row as
+	// the builder does.
+	off := make([]uint64, n+1)
+	for v := uint64(lo); v < uint64(hi); v++ {
+		off[v+1] = off[v] + deg[v]
 	}
-	el := &EdgeList{N: h.n, IDs: h.ids, Directed: true,
-		Src: make([]uint32, 0, edges), Dst: make([]uint32, 0, edges)}
-	if h.weighted {
-		el.Weights = make([]float64, 0, edges)
+	for v := uint64(hi); v < n; v++ {
+		off[v+1] = off[v]
 	}
-	mine := func(v uint64) bool { return v >= uint64(lo) && v < uint64(hi) }
+	pos := slices.Clone(off[lo:hi])
+	total := off[n]
+	dst := make([]uint32, total)
+	var ws []float64
+	if h.weighted && !o.Unweighted {
+		ws = make([]float64, total)
+	}
+	var loops uint64
+	changed := false
 	add := func(s, d uint64, w float64) {
-		el.Src = append(el.Src, uint32(s))
-		el.Dst = append(el.Dst, uint32(d))
-		if el.Weights != nil {
-			el.Weights = append(el.Weights, w)
+		k := pos[s-uint64(lo)]
+		if k == off[s+1] { // more edges than the first pass counted
+			changed = true
+			return
+		}
+		pos[s-uint64(lo)]++
+		dst[k] = uint32(d)
+		if ws != nil {
+			ws[k] = w
 		}
 	}
+	mine := func(v uint64) bool { return v >= uint64(lo) && v < uint64(hi) }
 	h, err = pass(sinkFunc(func(s, d uint64, w float64) {
+		if s == d {
+			if mine(s) {
+				if dropLoops {
+					loops++
+				} else {
+					add(s, d, w)
+				}
+			}
+			return
+		}
 		if mine(s) {
 			add(s, d, w)
 		}
-		if undirected && s != d && mine(d) {
+		if undirected && mine(d) {
 			add(d, s, w)
 		}
 	}))
 	if err != nil {
 		return nil, nil, err
 	}
-	bo := o
-	bo.Undirected = false
-	g, st, err := build(el, &bo)
-	if err != nil {
-		return nil, nil, err
+	for i, p := range pos {
+		if changed || p != off[uint64(lo)+uint64(i)+1] {
+			return nil, nil, errors.Errorf("csr: %s changed while it was read (vertex %d's edges differ between two passes)", spec, uint64(lo)+uint64(i))
+		}
 	}
-	g.Directed = !undirected
+	off, dst, ws, dups := finishRows(off, dst, ws, &o)
+	g := &Graph{N: h.n, Offsets: off, Dst: dst, Weights: ws, IDs: h.ids, Directed: !undirected}
 	meta := h.meta
 	meta.Directed, meta.Weighted = g.Directed, g.Weights != nil
-	meta.DroppedSelfLoops, meta.DroppedDuplicates = st.selfLoops, st.duplicates
+	meta.DroppedSelfLoops, meta.DroppedDuplicates = loops, dups
 	return &Share{Graph: g, Lo: lo, Hi: hi, Degrees: deg}, meta, nil
 }
 
