@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -87,5 +88,46 @@ func FuzzReadGraphalytics(f *testing.F) {
 			return // the properties may name missing vertex/edge files
 		}
 		checkResult(t, g, err)
+	})
+}
+
+// A CN's share of any input holds exactly the whole graph's rows of its
+// vertices, and fails exactly when the whole graph does.
+func FuzzShare(f *testing.F) {
+	f.Add(byte(0), uint8(1), []byte("1 2\n2 3\n3 1\n1 1\n1 2\n"))
+	f.Add(byte(2), uint8(0), []byte("1 2 0.5\n2 1 3\n"))
+	f.Add(byte(3), uint8(2), []byte("%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n2 1 1\n3 3 2\n"))
+	f.Fuzz(func(t *testing.T, sel byte, cut uint8, data []byte) {
+		name := []string{"g.txt", "g.el", "g.wel", "g.mtx"}[sel%4]
+		o := fuzzOpts
+		o.Undirected = sel&4 != 0
+		o.SelfLoops = LoopPolicy(sel >> 4 & 1)
+		o.Duplicates = DupPolicy(sel >> 5 & 1)
+		p := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		full, _, ferr := Open(p, o)
+		sh, _, serr := OpenShare(p, o, func(deg []uint64) (uint32, uint32, error) {
+			n := uint32(len(deg))
+			return min(uint32(cut), n) / 2, min(uint32(cut), n), nil
+		})
+		if (ferr == nil) != (serr == nil) {
+			t.Fatalf("whole graph: %v; share: %v", ferr, serr)
+		}
+		if ferr != nil {
+			return
+		}
+		g := sh.Graph
+		checkCSR(t, g)
+		for v := range full.N {
+			var want []uint32
+			if v >= sh.Lo && v < sh.Hi {
+				want = full.Neighbors(v)
+			}
+			if g.N != full.N || !slices.Equal(g.Neighbors(v), want) {
+				t.Fatalf("vertex %d: share %v, whole graph %v", v, g.Neighbors(v), want)
+			}
+		}
 	})
 }
