@@ -743,7 +743,11 @@ type worker struct {
 
 func newWorker(e *engine, ep verbs.Endpoint) (*worker, error) {
 	wk := &worker{e: e, ep: ep, remote: map[uint32]uint64{}}
-	d, err := update.NewDirect(ep, e.p, e.st.InboxAddr, &wk.stats)
+	dep := ep
+	if e.cfg.Mode == ModeNaive {
+		dep = perOp(ep) // the baseline batches nothing: every CAS rings its own doorbell
+	}
+	d, err := update.NewDirect(dep, e.p, e.st.InboxAddr, &wk.stats)
 	if err != nil {
 		return nil, err
 	}

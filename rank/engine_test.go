@@ -157,6 +157,9 @@ func checkPaths(t *testing.T, roles spmd.Roles, a string, ec Config, out *Outcom
 		if u.ValRD != 0 || u.RefRD != 0 || u.Direct == 0 {
 			t.Errorf("%+v: want direct updates only: %+v", ec, u)
 		}
+		if ec.Mode == ModeNaive && r.Verbs.Doorbells < r.Verbs.Atomics() {
+			t.Errorf("naive batched its atomics: %d doorbells for %d atomics", r.Verbs.Doorbells, r.Verbs.Atomics())
+		}
 	case a == "pagerank": // every iteration dense
 		if !ec.NoValRD && u.ValRD == 0 {
 			t.Errorf("no ValRD pairs: %+v", u)
