@@ -115,25 +115,37 @@ func Generate(spec string, opts Options) (*EdgeList, error) {
 	o.EnsureDefaults()
 	el := &EdgeList{N: uint32(gs.N), Directed: true,
 		Src: make([]uint32, gs.M), Dst: make([]uint32, gs.M)}
+	gs.eachBlock(o.Seed, o.Workers, func(lo uint64, src, dst []uint32) {
+		copy(el.Src[lo:], src)
+		copy(el.Dst[lo:], dst)
+	})
+	return el, nil
+}
+
+// eachBlock generates the graph's edges block by block on workers
+// goroutines and calls fn with each block's first edge index and edges,
+// concurrently and in any order.
+func (gs GenSpec) eachBlock(seed uint64, workers int, fn func(lo uint64, src, dst []uint32)) {
 	nb := (gs.M + genBlock - 1) / genBlock
 	var next atomic.Uint64
 	var wg sync.WaitGroup
-	for k := 0; k < o.Workers; k++ {
+	for range min(uint64(max(workers, 1)), max(nb, 1)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			src, dst := make([]uint32, genBlock), make([]uint32, genBlock)
 			for {
 				b := next.Add(1) - 1
 				if b >= nb {
 					return
 				}
 				lo, hi := b*genBlock, min((b+1)*genBlock, gs.M)
-				gs.GenerateRange(o.Seed, lo, hi, el.Src[lo:hi], el.Dst[lo:hi])
+				gs.GenerateRange(seed, lo, hi, src[:hi-lo], dst[:hi-lo])
+				fn(lo, src[:hi-lo], dst[:hi-lo])
 			}
 		}()
 	}
 	wg.Wait()
-	return el, nil
 }
 
 // GenerateRange writes edges [lo, hi) of the generated graph into src and

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/pkg/errors"
 )
@@ -180,14 +181,17 @@ func passes(spec string, o *Options) (func(snk sink) (*header, error), error) {
 		return func(snk sink) (*header, error) {
 			h := &header{n: uint32(gs.N), directed: true,
 				meta: &Meta{Name: spec, Path: spec, Format: gs.Kind, DeclaredVertices: gs.N, InputEdges: gs.M}}
-			src, dst := make([]uint32, genBlock), make([]uint32, genBlock)
-			for lo := uint64(0); lo < gs.M; lo += genBlock {
-				hi := min(lo+genBlock, gs.M)
-				gs.GenerateRange(o.Seed, lo, hi, src[:hi-lo], dst[:hi-lo])
-				for i := range hi - lo {
+			// Blocks are generated in parallel and fed to the sink one at
+			// a time, in any order: the passes count degrees and fill rows
+			// that the builder sorts, so the order does not show.
+			var mu sync.Mutex
+			gs.eachBlock(o.Seed, o.Workers, func(_ uint64, src, dst []uint32) {
+				mu.Lock()
+				defer mu.Unlock()
+				for i := range src {
 					snk.edge(uint64(src[i]), uint64(dst[i]), 1)
 				}
-			}
+			})
 			return h, nil
 		}, nil
 	}
