@@ -34,27 +34,9 @@ func TestValRDLosesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		mb := update.PlanMailboxes(l, valCap, update.RefRec)
-		cluster := memfab.NewCluster()
 		want := make([]float64, n)
 		got := make([]float64, n)
-		err = spmd.RunLocal(2, func(rt spmd.Runtime) error {
-			w, err := spmd.NewWorld(rt, spmd.Roles{CN: 1, MN: 1})
-			if err != nil {
-				return err
-			}
-			pool := uint64(0)
-			if w.Role == spmd.MN {
-				pool = l.MN[0].Needed
-			}
-			net, err := memfab.Open(cluster, w, verbs.Config{PoolBytes: pool})
-			if err != nil {
-				return err
-			}
-			defer net.Close()
-			if w.Role == spmd.MN {
-				return w.Comm.Barrier()
-			}
-			defer w.Comm.Barrier()
+		err = onOneCN(l, func(net verbs.Network) error {
 			ep, err := net.NewEndpoint()
 			if err != nil {
 				return err
@@ -80,15 +62,8 @@ func TestValRDLosesNothing(t *testing.T) {
 			if _, err := mb.DrainVal(ep, 0, func(v uint32, val uint64) { got[v] += math.Float64frombits(val) }); err != nil {
 				return err
 			}
-			buf := make([]byte, 8)
-			for v := range uint32(n) {
-				if err := ep.Read(buf, inbox(v)); err != nil {
-					return err
-				}
-				if err := ep.Flush(); err != nil {
-					return err
-				}
-				got[v] += math.Float64frombits(binary.LittleEndian.Uint64(buf))
+			if err := addInbox(ep, n, inbox, got); err != nil {
+				return err
 			}
 			if capBytes < 120 && st.Spills == 0 {
 				t.Errorf("cap %d: no spills: %+v", capBytes, st)
@@ -149,27 +124,10 @@ func TestRefRDPullWhileSending(t *testing.T) {
 			t.Fatal(err)
 		}
 		mb := update.PlanMailboxes(l, update.ValRec, refCap)
-		cluster := memfab.NewCluster()
 		want := make([]float64, n)
 		got := make([]float64, n) // pulled and drained, then the inbox
-		err = spmd.RunLocal(2, func(rt spmd.Runtime) error {
-			w, err := spmd.NewWorld(rt, spmd.Roles{CN: 1, MN: 1})
-			if err != nil {
-				return err
-			}
-			pool := uint64(0)
-			if w.Role == spmd.MN {
-				pool = l.MN[0].Needed
-			}
-			net, err := memfab.Open(cluster, w, verbs.Config{PoolBytes: pool})
-			if err != nil {
-				return err
-			}
-			defer net.Close()
-			if w.Role == spmd.MN {
-				return w.Comm.Barrier()
-			}
-			defer w.Comm.Barrier()
+		err = onOneCN(l, func(net verbs.Network) error {
+			var err error
 			eps := make([]verbs.Endpoint, senders+1)
 			for i := range eps {
 				if eps[i], err = net.NewEndpoint(); err != nil {
@@ -265,14 +223,7 @@ func TestRefRDPullWhileSending(t *testing.T) {
 			if items4Cap == 10000 && spills != 0 {
 				t.Errorf("cap %d items: %d spills", items4Cap, spills)
 			}
-			buf := make([]byte, 8)
-			for v := range uint32(n) {
-				if err := ep0Read(eps[0], buf, inbox(v)); err != nil {
-					return err
-				}
-				got[v] += math.Float64frombits(binary.LittleEndian.Uint64(buf))
-			}
-			return nil
+			return addInbox(eps[0], n, inbox, got)
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -285,9 +236,43 @@ func TestRefRDPullWhileSending(t *testing.T) {
 	}
 }
 
-func ep0Read(ep verbs.Endpoint, buf []byte, a verbs.Addr) error {
-	if err := ep.Read(buf, a); err != nil {
-		return err
+// onOneCN runs fn on the CN of an in-process job of one CN and one MN
+// whose pool holds layout l.
+func onOneCN(l *csr.Layout, fn func(net verbs.Network) error) error {
+	cluster := memfab.NewCluster()
+	return spmd.RunLocal(2, func(rt spmd.Runtime) error {
+		w, err := spmd.NewWorld(rt, spmd.Roles{CN: 1, MN: 1})
+		if err != nil {
+			return err
+		}
+		pool := uint64(0)
+		if w.Role == spmd.MN {
+			pool = l.MN[0].Needed
+		}
+		net, err := memfab.Open(cluster, w, verbs.Config{PoolBytes: pool})
+		if err != nil {
+			return err
+		}
+		defer net.Close()
+		if w.Role == spmd.MN {
+			return w.Comm.Barrier()
+		}
+		defer w.Comm.Barrier()
+		return fn(net)
+	})
+}
+
+// addInbox adds each vertex's inbox word (a float sum) to got.
+func addInbox(ep verbs.Endpoint, n int, inbox func(uint32) verbs.Addr, got []float64) error {
+	buf := make([]byte, 8)
+	for v := range uint32(n) {
+		if err := ep.Read(buf, inbox(v)); err != nil {
+			return err
+		}
+		if err := ep.Flush(); err != nil {
+			return err
+		}
+		got[v] += math.Float64frombits(binary.LittleEndian.Uint64(buf))
 	}
-	return ep.Flush()
+	return nil
 }
