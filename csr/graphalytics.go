@@ -168,7 +168,7 @@ func readGraphalytics(path string, o *Options, snk sink) (*EdgeList, *Meta, erro
 	parallelSort(ids, o.Workers)
 	for i := 1; i < len(ids); i++ {
 		if ids[i] == ids[i-1] {
-			return nil, nil, fileErr(vfile, "vertex id %d listed more than once", ids[i])
+			return nil, nil, duplicateVertex(vfile, ids[i])
 		}
 	}
 	el := &EdgeList{N: uint32(len(ids)), IDs: ids, Directed: directed}
@@ -294,4 +294,32 @@ func readVertexFile(r io.Reader, file string) ([]uint64, error) {
 		}
 		ids = append(ids, x)
 	}
+}
+
+// duplicateVertex is the error for an id a vertex file lists twice, with
+// the line of its second listing (the file is read again to find it: the
+// ids were sorted).
+func duplicateVertex(file string, id uint64) error {
+	first := int64(0)
+	if f, err := openFile(file); err == nil {
+		defer f.Close()
+		lr := newLineReader(f, file)
+		var fs [1][]byte
+		for {
+			line, err := lr.next()
+			if err != nil {
+				break
+			}
+			if isComment(line) || fields(line, fs[:]) != 1 {
+				continue
+			}
+			if x, ok := parseUint(fs[0]); ok && x == id {
+				if first > 0 {
+					return lineErr(file, lr.line, "vertex id %d listed more than once (first on line %d)", id, first)
+				}
+				first = lr.line
+			}
+		}
+	}
+	return fileErr(file, "vertex id %d listed more than once", id)
 }

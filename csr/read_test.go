@@ -342,7 +342,7 @@ func TestBadInput(t *testing.T) {
 			"x.properties": "graph.x.directed = true\n", "x.v": "1\n2\n", "x.e": "1 2\n2 3\n"},
 			"x.properties", Options{}, "x.e:2: destination vertex 3 is not in the vertex file x.v"},
 		{"dup-vertex", map[string]string{
-			"x.properties": "", "x.v": "1\n2\n1\n", "x.e": ""}, "x.properties", Options{}, "vertex id 1 listed more than once"},
+			"x.properties": "", "x.v": "1\n2\n1\n", "x.e": ""}, "x.properties", Options{}, "x.v:3: vertex id 1 listed more than once (first on line 1)"},
 		{"bad-v", map[string]string{
 			"x.properties": "", "x.v": "1\n2 3\n", "x.e": ""}, "x.properties", Options{}, "x.v:2: expected 1 field (vertex id), got 2"},
 		{"bad-directed", map[string]string{
