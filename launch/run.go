@@ -372,8 +372,12 @@ func (r *runReport) print(j *Job) {
 		pools[i] = fmt.Sprintf("%s/%s", hb(r.MNUsedBytes[i]), hb(p))
 	}
 	u := r.Updates
-	fmt.Fprintf(w, "updates: %s candidates: %s local, %s ValRD pairs (%s pre-combined), %s RefRD edges in %s segments (%s pulled during the push), %s direct; %s in %s mailbox writes, %s spilled; %.4f remote atomics per edge; ValRD applied by %s\n",
-		hn(u.Candidates), hn(u.Local), hn(u.ValRD), hn(u.Combined), hn(u.RefRD), hn(u.RefItems), hn(u.RefPulled), hn(u.Direct), hb(u.RDBytes), hn(u.Flushes), hn(u.Spills), r.AtomicsPerEdge, r.ValRDApply)
+	pulled := ""
+	if u.RefPulled > 0 {
+		pulled = fmt.Sprintf(" (%s applied by the puller during the push)", hn(u.RefPulled))
+	}
+	fmt.Fprintf(w, "updates: %s candidates: %s local, %s ValRD pairs (%s pre-combined), %s RefRD edges in %s segments%s, %s direct; %s in %s mailbox writes, %s spilled; %.4f remote atomics per edge; ValRD applied by %s\n",
+		hn(u.Candidates), hn(u.Local), hn(u.ValRD), hn(u.Combined), hn(u.RefRD), hn(u.RefItems), pulled, hn(u.Direct), hb(u.RDBytes), hn(u.Flushes), hn(u.Spills), r.AtomicsPerEdge, r.ValRDApply)
 	fmt.Fprintf(w, "workload: stage-1 imbalance %.3f (max/mean α|V|+|E| of the chunks), stage-2 tail ratio %.2f (max/median worker busy time), %s steals, hub threshold %d edges\n",
 		r.Balance.Imbalance, r.Balance.TailRatio, hn(r.Balance.Steals), r.Balance.HubDegree)
 	fmt.Fprintf(w, "modelled fabric time on %s: %.4fs\n", r.NICProfile, r.ModeledFabricS)
