@@ -124,14 +124,21 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 	// second pass keeps the out-edges of the own chunk. The memory nodes do
 	// not read the graph: they learn its shape from CN 0 and, in phase 3,
 	// its layout.
+	// Parameters and output paths are checked first, before any reading.
 	err := cfg.Engine.Validate()
-	var g *csr.Graph
-	var shape jobShape
-	if err == nil && w.Role == spmd.CN {
-		g, shape.Spec, err = prepare(&cfg, out, w)
+	if err == nil {
+		_, err = graphOptions(&cfg)
 	}
 	if err == nil && cfg.PreCheck != nil && w.Rank() == 0 {
 		err = cfg.PreCheck()
+	}
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	var g *csr.Graph
+	var shape jobShape
+	if w.Role == spmd.CN {
+		g, shape.Spec, err = prepare(&cfg, out, w)
 	}
 	if err := agree(err); err != nil {
 		return nil, err
