@@ -118,13 +118,7 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 	out := &Outcome{}
 	t0 := time.Now()
 
-	// Phase 1: the graph, its partition and the program. Each compute node
-	// reads its share of the graph: a first pass counts degrees, stage-1
-	// partitioning cuts the chunks from them (the same on every CN), a
-	// second pass keeps the out-edges of the own chunk. The memory nodes do
-	// not read the graph: they learn its shape from CN 0 and, in phase 3,
-	// its layout.
-	// Parameters and output paths are checked first, before any reading.
+	// Phase 0: parameters and output paths, before any reading.
 	err := cfg.Engine.Validate()
 	if err == nil {
 		_, err = graphOptions(&cfg)
@@ -135,6 +129,12 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 	if err := agree(err); err != nil {
 		return nil, err
 	}
+	// Phase 1: the graph, its partition and the program. Each compute node
+	// reads its share of the graph: a first pass counts degrees, stage-1
+	// partitioning cuts the chunks from them (the same on every CN), a
+	// second pass keeps the out-edges of the own chunk. The memory nodes do
+	// not read the graph: they learn its shape from CN 0 and, in phase 2,
+	// its layout.
 	var g *csr.Graph
 	var shape jobShape
 	if w.Role == spmd.CN {
@@ -158,7 +158,7 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 	out.Mode, out.Ablations = cfg.Engine.Mode, ablations(cfg)
 	loadRead := time.Since(t0)
 
-	// Phase 3: lay out (each CN measures its chunk, they share the
+	// Phase 2: lay out (each CN measures its chunk, they share the
 	// figures, CN 0's layout goes to the MNs and is checked against the
 	// other CNs'), size pools, open the fabric.
 	t2 := time.Now()
@@ -241,7 +241,7 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 		out.MNUsed = append(out.MNUsed, layout.MN[m].Needed)
 	}
 
-	// Phase 4: every CN writes its chunk, one endpoint per worker (the
+	// Phase 3: every CN writes its chunk, one endpoint per worker (the
 	// engine keeps them: connection set-up is not free on every fabric).
 	var degrees []uint64
 	var puller verbs.Endpoint
@@ -280,7 +280,7 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 		return out, agree(net.Close())
 	}
 
-	// Phase 5: compute.
+	// Phase 4: compute.
 	ecfg := cfg.Engine
 	ecfg.Program = prog
 	res, err := Run(w, net, st, eps, puller, degrees, ecfg)
