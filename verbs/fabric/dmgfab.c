@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
@@ -153,6 +154,23 @@ static int open_ep(dmg_fab *f, int wait, struct fid_ep **ep, struct fid_cq **cq,
 	if (ret) { seterr(err, errlen, "fi_av_open", ret); return ret; }
 	ret = fi_endpoint(f->domain, f->info, ep, NULL);
 	if (ret) { seterr(err, errlen, "fi_endpoint", ret); return ret; }
+	if (strcmp(f->info->fabric_attr->prov_name, "shm") == 0) {
+		// shm names each endpoint's region in /dev/shm "PID:N:..." by
+		// default; a rank that was killed leaves its regions behind, and a
+		// later process with the same PID then fails fi_enable with EBUSY.
+		// A name with this process's start time cannot meet a stale one.
+		static long long start;
+		static int counter;
+		if (!start) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			start = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+		}
+		char name[64];
+		snprintf(name, sizeof name, "dmg-%d-%llx-%d", (int)getpid(), start, __sync_fetch_and_add(&counter, 1));
+		ret = fi_setname(&(*ep)->fid, name, strlen(name) + 1);
+		if (ret) { seterr(err, errlen, "fi_setname", ret); return ret; }
+	}
 	ret = fi_ep_bind(*ep, &(*cq)->fid, FI_TRANSMIT | FI_RECV);
 	if (ret) { seterr(err, errlen, "fi_ep_bind(cq)", ret); return ret; }
 	ret = fi_ep_bind(*ep, &(*av)->fid, 0);
