@@ -75,11 +75,12 @@ bench: BENCHTIME ?= 200ms
 bench: BENCH_GRAPHS ?= kron:14
 bench: BENCH_LAYOUTS ?= cn:1,mn:1,cn:2,mn:2
 bench: BENCH_REPS ?= 3
+bench: BENCH_ITERATIONS ?= 5
 bench: BENCH_OUT ?= bench-results
 bench: build
 	$(GO) test -run='^$$' -bench=. -benchtime=$(BENCHTIME) -benchmem \
 		$$(grep -rl --include='*_test.go' '^func Benchmark' . | xargs -rn1 dirname | sort -u)
-	$(BIN) bench suite --graphs $(BENCH_GRAPHS) --layouts $(BENCH_LAYOUTS) --reps $(BENCH_REPS) \
+	$(BIN) bench suite --graphs $(BENCH_GRAPHS) --layouts $(BENCH_LAYOUTS) --reps $(BENCH_REPS) --iterations $(BENCH_ITERATIONS) \
 		--mpirun '$(MPIRUN)' --timeout 3m --out-dir $(BENCH_OUT)
 
 ## lint: gofmt and go vet

@@ -79,16 +79,18 @@ type Suite struct {
 	Variants []string
 	// Layouts are role layouts cn:C,mn:M; one string may hold several
 	// ("cn:1,mn:1,cn:2,mn:2" or separated by ';' or spaces).
-	Layouts  []string
-	Reps     int
-	OutDir   string
-	Baseline string // variant the ratios compare against
-	Local    bool   // run jobs with --local instead of under Mpirun
-	Mpirun   string // launcher command, split at spaces
-	Timeout  time.Duration
-	Binary   string    // the dmg binary; "" means this executable
-	Out      io.Writer // the summary table (nil: discard)
-	Progress io.Writer // one line per finished run, and notes (nil: discard)
+	Layouts []string
+	Reps    int
+	// Iterations, if positive, is --iterations of every PageRank run.
+	Iterations int
+	OutDir     string
+	Baseline   string // variant the ratios compare against
+	Local      bool   // run jobs with --local instead of under Mpirun
+	Mpirun     string // launcher command, split at spaces
+	Timeout    time.Duration
+	Binary     string    // the dmg binary; "" means this executable
+	Out        io.Writer // the summary table (nil: discard)
+	Progress   io.Writer // one line per finished run, and notes (nil: discard)
 }
 
 // SuiteVariant is one parsed NAME=EXTRA-FLAGS.
@@ -349,6 +351,9 @@ func (s *Suite) runOne(ctx context.Context, bin, dir string, row *SuiteRow, v Su
 		args = append([]string{"--local"}, args...)
 	}
 	args = append(args, "run", "--algo", row.Algo, "--graph", row.Graph)
+	if s.Iterations > 0 && row.Algo == "pagerank" {
+		args = append(args, "--iterations", strconv.Itoa(s.Iterations))
+	}
 	args = append(args, v.Flags...)
 	name, argv := bin, args
 	if !s.Local {
@@ -1041,6 +1046,7 @@ recorded as failed and the suite goes on.`,
 	fs.StringVar(&variants, "variants", DefaultSuiteVariants, "comma-separated NAME=EXTRA-FLAGS; the flags, split at spaces, are added to dmg run")
 	fs.StringArrayVar(&s.Layouts, "layouts", []string{DefaultSuiteLayouts}, "role layouts cn:C,mn:M, several separated by commas or ';' (cn:1,mn:1,cn:2,mn:2), or repeat the flag")
 	fs.IntVar(&s.Reps, "reps", 3, "repetitions of every run")
+	fs.IntVar(&s.Iterations, "iterations", 0, "PageRank iterations of every run (0: dmg run's default, 20)")
 	fs.StringVar(&s.OutDir, "out-dir", DefaultSuiteOutDir, "directory of results.csv, results.json, summary.txt, the plots and runs/ (per-run reports and logs)")
 	fs.StringVar(&s.Baseline, "baseline", DefaultSuiteBaseline, "variant the ratios compare against (falls back to the first variant with results)")
 	fs.StringVar(&s.Mpirun, "mpirun", "mpirun", "launcher command of the runs, split at spaces (not used with --local)")
