@@ -136,15 +136,16 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 	// not read the graph: they learn its shape from CN 0 and, in phase 2,
 	// its layout.
 	var g *csr.Graph
-	var shape jobShape
+	var spec programSpec
 	if w.Role == spmd.CN {
-		g, shape.Spec, err = prepare(&cfg, out, w)
+		g, spec, err = prepare(&cfg, out, w)
 	}
 	if err := agree(err); err != nil {
 		return nil, err
 	}
+	var shape jobShape
 	if err = crossCheck(w, out.Chunks); err == nil {
-		shape, err = shareShape(w, shape, g, out.Meta)
+		shape, err = shareShape(w, spec, g, out.Meta)
 	}
 	if err == nil && cfg.LoadOnly {
 		out.Degrees, err = gatherDegrees(w, g, out.Chunks)
@@ -248,7 +249,7 @@ func Execute(w *spmd.World, cfg JobConfig) (*Outcome, error) {
 	err = layout.CheckCapacity(pools)
 	if err == nil && w.Role == spmd.CN {
 		lo, hi := out.Chunks[w.Index], out.Chunks[w.Index+1]
-		degrees = balance.DegreesFromOffsets(g.Offsets)[lo:hi]
+		degrees = balance.DegreesFromOffsets(g.Offsets[lo : hi+1])
 		for range cfg.Engine.Workers * cfg.Engine.Inflight {
 			var ep verbs.Endpoint
 			if ep, err = net.NewEndpoint(); err != nil {
@@ -356,27 +357,27 @@ type jobShape struct {
 	Edges    uint64
 }
 
-// shareShape sends CN 0's program to every rank (the other CNs check
-// theirs is the same) and adds up the CNs' shares: the job's edges and, in
-// rank 0's meta, the edges the builder dropped.
-func shareShape(w *spmd.World, sh jobShape, g *csr.Graph, meta *csr.Meta) (jobShape, error) {
+// shareShape sends CN 0's program to every rank (the other CNs check that
+// their own, mine, is the same) and adds up the CNs' shares: the job's
+// edges and, in rank 0's meta, the edges the builder dropped.
+func shareShape(w *spmd.World, mine programSpec, g *csr.Graph, meta *csr.Meta) (jobShape, error) {
 	var blob []byte
 	if w.Rank() == 0 {
 		var err error
-		if blob, err = json.Marshal(sh.Spec); err != nil {
-			return sh, errors.Wrap(err, "rank: encoding the job's program")
+		if blob, err = json.Marshal(mine); err != nil {
+			return jobShape{}, errors.Wrap(err, "rank: encoding the job's program")
 		}
 	}
 	blob, err := w.Comm.Bcast(0, blob)
 	if err != nil {
-		return sh, err
+		return jobShape{}, err
 	}
 	var spec programSpec
 	if err := json.Unmarshal(blob, &spec); err != nil {
-		return sh, errors.Wrap(err, "rank: decoding the job's program")
+		return jobShape{}, errors.Wrap(err, "rank: decoding the job's program")
 	}
-	if w.Role == spmd.CN && spec != sh.Spec {
-		return sh, errors.Errorf("rank: CN %d read a different graph than CN 0 (program %+v against %+v; different inputs on different nodes?)", w.Index, sh.Spec, spec)
+	if w.Role == spmd.CN && spec != mine {
+		return jobShape{}, errors.Errorf("rank: CN %d read a different graph than CN 0 (program %+v against %+v; different inputs on different nodes?)", w.Index, mine, spec)
 	}
 	sums := []int64{0, 0, 0, 0}
 	if w.Role == spmd.CN {
@@ -386,7 +387,7 @@ func shareShape(w *spmd.World, sh jobShape, g *csr.Graph, meta *csr.Meta) (jobSh
 		}
 	}
 	if err := w.Comm.AllReduceInt64(sums, spmd.Sum); err != nil {
-		return sh, err
+		return jobShape{}, err
 	}
 	if w.Rank() == 0 {
 		meta.DroppedSelfLoops, meta.DroppedDuplicates = uint64(sums[1]), uint64(sums[2])
@@ -427,7 +428,7 @@ func gatherJSON[T any](w *spmd.World, v T, contribute bool) ([]T, error) {
 func gatherDegrees(w *spmd.World, g *csr.Graph, chunks []uint32) (csr.DegreeSummary, error) {
 	var mine []uint64
 	if w.Role == spmd.CN {
-		mine = balance.DegreesFromOffsets(g.Offsets)[chunks[w.Index]:chunks[w.Index+1]]
+		mine = balance.DegreesFromOffsets(g.Offsets[chunks[w.Index] : chunks[w.Index+1]+1])
 	}
 	all, err := gatherJSON(w, mine, w.Role == spmd.CN)
 	if err != nil || w.Rank() != 0 {
