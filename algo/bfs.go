@@ -15,6 +15,43 @@ import (
 	"github.com/dmg-hpc/dmg/csr"
 )
 
+// Unreachable is the BFS depth of a vertex the source does not reach
+// (Graphalytics: 9223372036854775807).
+const Unreachable = math.MaxInt64
+
+// BFS is the vertex program: the source has depth 0; a vertex reached in
+// iteration i from a vertex of depth i-1 takes depth i; every candidate of
+// one iteration is the same depth, so it is a traversal (Spec.Traversal).
+type BFS struct{ Source uint32 }
+
+func (BFS) Spec() Spec {
+	return Spec{Reduce: Min, Identity: math.MaxUint64, Traversal: true, Monotone: true}
+}
+
+func (b BFS) Init(v, _ uint32) (uint64, bool) {
+	if v == b.Source {
+		return 0, true
+	}
+	return Unreachable, false
+}
+
+func (BFS) Contribution(depth uint64, _ uint32) uint64 { return depth + 1 }
+
+func (BFS) Update(acc, old uint64, _ *Iteration) uint64 { return min(acc, old) }
+
+func bfsAlgorithm() Algorithm {
+	return Algorithm{
+		Name: "bfs", Kind: KindBFS, Source: true,
+		SourceProperty: func(m *csr.Meta) (uint64, bool) { return m.BFSSource, m.HasBFSSource },
+		Configure:      noParams,
+		New:            func(p Params) Program { return Words[uint64](BFS{Source: p.Source}) },
+		Verify: func(g *csr.Graph, p Params, vals []uint64) error {
+			return VerifyBFS(g, p.Source, Ints(vals))
+		},
+		Output: intOutput(KindBFS),
+	}
+}
+
 // unreachable is the BFS depth of a vertex the source cannot reach,
 // 9223372036854775807 in Graphalytics. The verifier keeps its own constant
 // rather than sharing the engine's.

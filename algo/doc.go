@@ -1,17 +1,27 @@
-// Package algo holds DMG's graph algorithms: the vertex programs the engine
-// runs (Program, in program.go and programs.go), and, independently of the
-// engine, for PageRank, BFS, WCC and SSSP a simple serial reference
-// implementation and a serial verifier, plus reading, writing and
-// validating result files in the LDBC Graphalytics output format.
+// Package algo holds DMG's graph algorithms: the kernel model the engine
+// runs (kernel.go: Spec, Kernel, Program), the registry of kernels
+// (registry.go: Algorithms, Lookup), and, independently of the engine, for
+// PageRank, BFS, WCC and SSSP a simple serial reference implementation and
+// a serial verifier, plus reading, writing and validating result files in
+// the LDBC Graphalytics output format.
+//
+// A kernel is a typed vertex program (Kernel[V]: Init, Contribution,
+// Update) and a Spec naming its reduction (sum or minimum) and edge map
+// (carry the contribution, or add the weight; or Custom, with an Edger that
+// sees the source, the destinations and the weights). The engine owns the
+// loops over edges and calls the kernel per range of vertices (Words adapts
+// a typed kernel), so a kernel costs nothing per edge. Adding a kernel is
+// one file with its program, its verifier and its Algorithm entry, and one
+// line in Algorithms.
 //
 // Semantics follow the LDBC Graphalytics benchmark specification (v1.0,
 // section 2.3 "Algorithms") and DESIGN.md §7; each kernel file cites the
 // definition it implements.
 //
 // One file per algorithm (convention 1 of STYLE.md): pagerank.go, bfs.go,
-// wcc.go and sssp.go each hold ReferenceX, a deliberately simple serial
-// implementation over *csr.Graph, and VerifyX, a serial check of a result
-// vector produced by the engine. The verifiers share no code with the engine
+// wcc.go and sssp.go each hold the vertex program, ReferenceX, a
+// deliberately simple serial implementation over *csr.Graph, and VerifyX,
+// a serial check of a result vector produced by the engine. The verifiers share no code with the engine
 // and, where the algorithm allows, check the defining properties of the
 // result (BFS depths grow by one along a parent edge, SSSP distances satisfy
 // the triangle inequality and are realised by a path, WCC labels are constant

@@ -20,6 +20,61 @@ import (
 	"github.com/dmg-hpc/dmg/csr"
 )
 
+// PageRank is the vertex program: each vertex offers PR_i(u)/outdeg(u)
+// along its out-edges, the offers are summed, and
+// PR_{i+1}(v) = (1-d)/N + d·(Σ + D_i/N).
+type PageRank struct {
+	Iterations int
+	Damping    float64
+}
+
+func (p PageRank) Spec() Spec {
+	return Spec{Reduce: Sum, Float: true, Identity: 0, Iterations: p.Iterations, AllActive: true, Dangling: true}
+}
+
+func (PageRank) Init(_, n uint32) (float64, bool) { return 1 / float64(n), true }
+
+func (PageRank) Contribution(rank float64, deg uint32) float64 {
+	if deg == 0 {
+		return 0 // dangling: its rank is spread through Iteration.Dangling
+	}
+	return rank / float64(deg)
+}
+
+func (p PageRank) Update(sum, _ float64, it *Iteration) float64 {
+	n := float64(it.N)
+	return (1-p.Damping)/n + p.Damping*(sum+it.Dangling/n)
+}
+
+func pageRankAlgorithm() Algorithm {
+	return Algorithm{
+		Name: "pagerank", Aliases: []string{"pr"}, Kind: KindPR,
+		Configure: func(p Params, m *csr.Meta) (Params, error) {
+			if p.Iterations == 0 {
+				p.Iterations = 20
+				if m != nil && m.HasPR {
+					p.Iterations = m.PRIterations
+				}
+			}
+			if p.Damping == 0 {
+				p.Damping = 0.85
+				if m != nil && m.HasPR {
+					p.Damping = m.PRDamping
+				}
+			}
+			if p.Iterations < 1 || !(p.Damping > 0 && p.Damping < 1) {
+				return p, errors.Errorf("algo: PageRank needs iterations ≥ 1 and 0 < damping < 1, got %d and %g", p.Iterations, p.Damping)
+			}
+			return p, nil
+		},
+		New: func(p Params) Program { return Words[float64](PageRank{Iterations: p.Iterations, Damping: p.Damping}) },
+		Verify: func(g *csr.Graph, p Params, vals []uint64) error {
+			return VerifyPageRank(g, p.Iterations, p.Damping, Floats(vals))
+		},
+		Output: floatOutput(KindPR),
+	}
+}
+
 // PageRankTolerance is the relative difference VerifyPageRank allows between
 // a rank and the reference rank.
 //

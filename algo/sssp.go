@@ -17,6 +17,39 @@ import (
 	"github.com/dmg-hpc/dmg/csr"
 )
 
+// SSSP is the vertex program: Bellman-Ford relaxation. The source has
+// distance 0, every other vertex +Inf; each active vertex offers its
+// distance, the edge adds its weight, and a vertex keeps the smallest.
+type SSSP struct{ Source uint32 }
+
+func (SSSP) Spec() Spec {
+	return Spec{Reduce: Min, Edge: AddWeight, Float: true, Identity: math.Float64bits(math.Inf(1)), Weighted: true, Monotone: true}
+}
+
+func (s SSSP) Init(v, _ uint32) (float64, bool) {
+	if v == s.Source {
+		return 0, true
+	}
+	return math.Inf(1), false
+}
+
+func (SSSP) Contribution(dist float64, _ uint32) float64 { return dist }
+
+func (SSSP) Update(acc, old float64, _ *Iteration) float64 { return min(acc, old) }
+
+func ssspAlgorithm() Algorithm {
+	return Algorithm{
+		Name: "sssp", Kind: KindSSSP, Source: true, Weighted: true, NonNegativeWeights: true,
+		SourceProperty: func(m *csr.Meta) (uint64, bool) { return m.SSSPSource, m.HasSSSPSource },
+		Configure:      noParams,
+		New:            func(p Params) Program { return Words[float64](SSSP{Source: p.Source}) },
+		Verify: func(g *csr.Graph, p Params, vals []uint64) error {
+			return VerifySSSP(g, p.Source, Floats(vals))
+		},
+		Output: floatOutput(KindSSSP),
+	}
+}
+
 // SSSPTolerance is the relative slack VerifySSSP allows when comparing a
 // distance with dist(u)+w(u,v). A correct engine computes every distance as
 // a float64 sum along one path and takes exact minima, so it meets the

@@ -10,10 +10,38 @@
 package algo
 
 import (
+	"math"
+
 	"github.com/pkg/errors"
 
 	"github.com/dmg-hpc/dmg/csr"
 )
+
+// WCC is the vertex program: min-label propagation over the edges taken
+// in both directions, starting from each vertex's dense id, so every vertex
+// ends with the smallest dense id of its component (the smallest external
+// id too: dense ids ascend with external ids).
+type WCC struct{}
+
+func (WCC) Spec() Spec {
+	return Spec{Reduce: Min, Identity: math.MaxUint64, Symmetric: true, Monotone: true}
+}
+
+func (WCC) Init(v, _ uint32) (uint64, bool) { return uint64(v), true }
+
+func (WCC) Contribution(label uint64, _ uint32) uint64 { return label }
+
+func (WCC) Update(acc, old uint64, _ *Iteration) uint64 { return min(acc, old) }
+
+func wccAlgorithm() Algorithm {
+	return Algorithm{
+		Name: "wcc", Kind: KindWCC, Symmetric: true,
+		Configure: noParams,
+		New:       func(Params) Program { return Words[uint64](WCC{}) },
+		Verify:    func(g *csr.Graph, _ Params, vals []uint64) error { return VerifyWCC(g, vals) },
+		Output:    labelOutput(KindWCC),
+	}
+}
 
 // ReferenceWCC labels every vertex with the smallest external id in its weak
 // component, found by breadth-first search over the edges taken in both

@@ -115,75 +115,12 @@ func Tail(phases []Stats) float64 {
 	return mx / med
 }
 
-// deque is one worker's share: the owner pops from the front, thieves take
-// from the back. rem is the cost still queued, read without the lock to
-// pick a victim.
-type deque struct {
-	mu         sync.Mutex
-	tasks      []Task
-	costs      []uint64
-	head, tail int
-	rem        atomic.Int64
-}
-
-// pop takes the front task.
-func (d *deque) pop() (Task, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.head == d.tail {
-		return Task{}, false
-	}
-	t, c := d.tasks[d.head], d.costs[d.head]
-	d.head++
-	d.rem.Add(-int64(c))
-	return t, true
-}
-
-// stealHalf removes tasks from the back while they hold less than half of
-// the queued cost (at least one task) and returns them in order.
-func (d *deque) stealHalf() ([]Task, []uint64) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.head == d.tail {
-		return nil, nil
-	}
-	k, got := d.tail-1, d.costs[d.tail-1]
-	if rem := uint64(d.rem.Load()); rem == 0 {
-		k = d.tail - (d.tail-d.head+1)/2 // all free: half by count
-	} else {
-		for k > d.head && got+d.costs[k-1] <= rem/2 {
-			k--
-			got += d.costs[k]
-		}
-	}
-	ts := slices.Clone(d.tasks[k:d.tail])
-	cs := slices.Clone(d.costs[k:d.tail])
-	d.tail = k
-	d.rem.Add(-int64(got))
-	return ts, cs
-}
-
-// install replaces an empty deque's contents with stolen tasks.
-func (d *deque) install(ts []Task, cs []uint64) {
-	var sum uint64
-	for _, c := range cs {
-		sum += c
-	}
-	d.mu.Lock()
-	d.tasks, d.costs, d.head, d.tail = ts, cs, 0, len(ts)
-	d.rem.Add(int64(sum))
-	d.mu.Unlock()
-}
-
 // Run executes every task once on workers goroutines and returns per-worker
-// statistics. The tasks are first dealt as contiguous shares of equal total
-// cost (cost nil: every task costs 1), one per worker, in order; each worker
-// runs its share from the front. With steal, a worker whose share is done
-// takes the back half (by cost) of the share with the most cost queued and
-// carries on, until no work is queued anywhere; without, each worker runs
-// only its own share. fn(worker, task) is called on the worker's goroutine,
-// so per-worker state indexed by worker needs no locking. The first error
-// stops every worker before its next task and is returned.
+// statistics, dealing and stealing as Queue does (cost nil: every task
+// costs 1; without steal each worker runs only its own share). fn(worker,
+// task) is called on the worker's goroutine, so per-worker state indexed by
+// worker needs no locking. The first error stops every worker before its
+// next task and is returned.
 func Run(workers int, tasks []Task, cost func(Task) uint64, steal bool, fn func(worker int, t Task) error) (Stats, error) {
 	if workers < 1 {
 		return Stats{}, errors.Errorf("balance: %d workers; need at least 1", workers)
@@ -191,26 +128,8 @@ func Run(workers int, tasks []Task, cost func(Task) uint64, steal bool, fn func(
 	if fn == nil {
 		return Stats{}, errors.New("balance: Run needs a task function")
 	}
-	start := time.Now()
-	costs := make([]uint64, len(tasks))
-	for i, t := range tasks {
-		c := uint64(1)
-		if cost != nil {
-			c = cost(t)
-		}
-		costs[i] = min(c, 1<<52) // keep the queued sums inside int64
-	}
-	ds := make([]deque, workers)
-	for w, b := range deal(costs, workers) {
-		d := &ds[w]
-		d.tasks, d.costs, d.head, d.tail = tasks[b[0]:b[1]], costs[b[0]:b[1]], 0, b[1]-b[0]
-		var sum uint64
-		for _, c := range d.costs {
-			sum += c
-		}
-		d.rem.Store(int64(sum))
-	}
-	st := newStats(workers)
+	q := NewQueue(workers)
+	q.Reset(tasks, cost, steal)
 	var (
 		stop    atomic.Bool
 		errOnce sync.Once
@@ -219,25 +138,14 @@ func Run(workers int, tasks []Task, cost func(Task) uint64, steal bool, fn func(
 	)
 	for w := range workers {
 		wg.Go(func() {
-			own := &ds[w]
 			for !stop.Load() {
-				t, ok := own.pop()
+				t, ok := q.Next(w)
 				if !ok {
-					if !steal {
-						return
-					}
-					n := stealInto(ds, w)
-					if n == 0 {
-						return
-					}
-					st.Steals[w]++
-					st.Stolen[w] += n
-					continue
+					return
 				}
 				t0 := time.Now()
 				err := fn(w, t)
-				st.Busy[w] += time.Since(t0)
-				st.Tasks[w]++
+				q.AddBusy(w, time.Since(t0))
 				if err != nil {
 					errOnce.Do(func() { first = err })
 					stop.Store(true)
@@ -247,50 +155,9 @@ func Run(workers int, tasks []Task, cost func(Task) uint64, steal bool, fn func(
 		})
 	}
 	wg.Wait()
-	st.Wall = time.Since(start)
-	return st, first
-}
-
-// stealInto moves the back half of the busiest other share into worker w's
-// (empty) deque and returns the number of tasks moved: 0 when no work is
-// queued anywhere.
-func stealInto(ds []deque, w int) int {
-	for {
-		victim, most := -1, int64(0)
-		for i := range ds {
-			if r := ds[i].rem.Load(); i != w && r > most {
-				victim, most = i, r
-			}
-		}
-		if victim < 0 {
-			// Zero-cost tasks leave rem at 0: look for any queued task.
-			victim = anyQueued(ds, w)
-			if victim < 0 {
-				return 0
-			}
-		}
-		ts, cs := ds[victim].stealHalf()
-		if len(ts) > 0 {
-			ds[w].install(ts, cs)
-			return len(ts)
-		}
-	}
-}
-
-// anyQueued returns a worker other than w with a queued task, or -1.
-func anyQueued(ds []deque, w int) int {
-	for i := range ds {
-		if i == w {
-			continue
-		}
-		ds[i].mu.Lock()
-		n := ds[i].tail - ds[i].head
-		ds[i].mu.Unlock()
-		if n > 0 {
-			return i
-		}
-	}
-	return -1
+	st := q.Stats()
+	return Stats{Busy: slices.Clone(st.Busy), Tasks: slices.Clone(st.Tasks), Steals: slices.Clone(st.Steals),
+		Stolen: slices.Clone(st.Stolen), Wall: st.Wall}, first
 }
 
 // deal cuts costs into workers contiguous ranges [lo, hi) of near-equal

@@ -32,6 +32,8 @@ const (
 	binFlagUndir   = 1 << 0
 	binFlagIDTable = 1 << 1
 	binKnownFlags  = binFlagUndir | binFlagIDTable
+	// binBlockRecords is how many edge records readBinary reads at once.
+	binBlockRecords = 4096
 )
 
 // BinaryOptions tune WriteBinary.
@@ -160,41 +162,50 @@ func readBinary(r io.Reader, file string, o *Options, meta *Meta, snk sink) (*Ed
 		el.Src = make([]uint32, 0, capHint)
 		el.Dst = make([]uint32, 0, capHint)
 	}
-	for k := uint64(0); k < m; k++ {
-		if got, err := io.ReadFull(br, b[:rec]); err != nil {
-			return nil, offsetErr(file, off+int64(got), "truncated edge record %d of %d (%d bytes each)", k, m, rec)
-		}
-		s := binary.LittleEndian.Uint32(b[0:])
-		d := binary.LittleEndian.Uint32(b[4:])
-		if uint64(s) >= n || uint64(d) >= n {
-			return nil, offsetErr(file, off, "edge record %d: vertex %d→%d out of range (N=%d)", k, s, d, n)
-		}
-		x := 1.0
-		if wb > 0 {
-			if wb == 4 {
-				x = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[8:])))
-			} else {
-				x = math.Float64frombits(binary.LittleEndian.Uint64(b[8:]))
+	// The records are read a block at a time (one io.ReadFull per record
+	// cost more than decoding it); those of a short block are decoded
+	// before its truncation is reported, as if read one by one.
+	blk := make([]byte, rec*int(min(m, binBlockRecords)))
+	for k := uint64(0); k < m; {
+		got, rerr := io.ReadFull(br, blk[:rec*int(min(m-k, binBlockRecords))])
+		for i := 0; i+rec <= got; i += rec {
+			b := blk[i : i+rec]
+			s := binary.LittleEndian.Uint32(b[0:])
+			d := binary.LittleEndian.Uint32(b[4:])
+			if uint64(s) >= n || uint64(d) >= n {
+				return nil, offsetErr(file, off, "edge record %d: vertex %d→%d out of range (N=%d)", k, s, d, n)
 			}
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, offsetErr(file, off+8, "edge record %d: weight is not a finite number", k)
+			x := 1.0
+			if wb > 0 {
+				if wb == 4 {
+					x = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[8:])))
+				} else {
+					x = math.Float64frombits(binary.LittleEndian.Uint64(b[8:]))
+				}
+				if math.IsNaN(x) || math.IsInf(x, 0) {
+					return nil, offsetErr(file, off+8, "edge record %d: weight is not a finite number", k)
+				}
+				if x < 0 && !o.AllowNegativeWeights {
+					return nil, offsetErr(file, off+8, "edge record %d: negative weight %g (weights must be non-negative; allow them explicitly)", k, x)
+				}
+				if x == 0 {
+					x = 0
+				}
 			}
-			if x < 0 && !o.AllowNegativeWeights {
-				return nil, offsetErr(file, off+8, "edge record %d: negative weight %g (weights must be non-negative; allow them explicitly)", k, x)
+			off += int64(rec)
+			k++
+			if snk != nil {
+				snk.edge(uint64(s), uint64(d), x)
+				continue
 			}
-			if x == 0 {
-				x = 0
+			el.Src = append(el.Src, s)
+			el.Dst = append(el.Dst, d)
+			if wb > 0 {
+				el.Weights = append(el.Weights, x)
 			}
 		}
-		off += int64(rec)
-		if snk != nil {
-			snk.edge(uint64(s), uint64(d), x)
-			continue
-		}
-		el.Src = append(el.Src, s)
-		el.Dst = append(el.Dst, d)
-		if wb > 0 {
-			el.Weights = append(el.Weights, x)
+		if rerr != nil {
+			return nil, offsetErr(file, off+int64(got%rec), "truncated edge record %d of %d (%d bytes each)", k, m, rec)
 		}
 	}
 	if _, err := br.ReadByte(); err == nil {

@@ -104,7 +104,7 @@ func build(el *EdgeList, o *Options) (*Graph, dropStats, error) {
 	copy(pos, off[:n])
 
 	// Scatter (slot order is racy; the per-vertex sort below makes the
-	// result deterministic because equal (dst, weight) pairs are identical).
+	// result deterministic because its order is total: see cmpEdge).
 	dst := make([]uint32, sum)
 	var ws []float64
 	if w != nil {
@@ -138,7 +138,8 @@ func build(el *EdgeList, o *Options) (*Graph, dropStats, error) {
 }
 
 // finishRows turns scattered rows into the builder's CSR: each row sorted
-// by (destination, weight), duplicates dropped by the policy (the rows are
+// by (destination, weight) (cmpEdge), duplicates dropped by the policy,
+// keeping the smallest weight of each destination (the rows are
 // compacted in place), and synthetic weights added when Options.Weighted
 // asks for them and there are none. It returns the new arrays and the
 // number of duplicates dropped.
@@ -162,12 +163,7 @@ func finishRows(off []uint64, dst []uint32, ws []float64, o *Options) ([]uint64,
 				for i := a; i < b; i++ {
 					buf = append(buf, dw{dst[i], ws[i]})
 				}
-				slices.SortFunc(buf, func(x, y dw) int {
-					if c := cmp.Compare(x.d, y.d); c != 0 {
-						return c
-					}
-					return cmp.Compare(x.w, y.w)
-				})
+				slices.SortFunc(buf, cmpEdge)
 				for i := range buf {
 					dst[a+uint64(i)] = buf[i].d
 					ws[a+uint64(i)] = buf[i].w
@@ -225,6 +221,37 @@ func finishRows(off []uint64, dst []uint32, ws []float64, o *Options) ([]uint64,
 type dw struct {
 	d uint32
 	w float64
+}
+
+// cmpEdge orders the (destination, weight) pairs of a row: by destination,
+// then by weight as cmp.Compare orders it, then, for weights cmp.Compare
+// calls equal that differ in their bits (−0 and +0, NaNs), by the IEEE
+// 754 total order (−0 before +0). The order is total, so a sorted row and
+// the weight DropDuplicates keeps (the first of its destination: the
+// smallest) do not depend on the order its edges were scattered in, and
+// the in-rows of a share (OpenShareWith), sorted the same way, keep for
+// each edge exactly the weight its source's out-row keeps. The readers
+// normalise −0 and reject NaN, so the tie-break only ever decides for
+// edge lists given to Build.
+func cmpEdge(x, y dw) int {
+	if c := cmp.Compare(x.d, y.d); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.w, y.w); c != 0 {
+		return c
+	}
+	return cmp.Compare(totalOrderKey(x.w), totalOrderKey(y.w))
+}
+
+// totalOrderKey maps x to an integer whose order is the IEEE 754 total
+// order of float64s: negative values (sign bit set) have their bits
+// inverted, the others their sign bit set.
+func totalOrderKey(x float64) uint64 {
+	b := math.Float64bits(x)
+	if b>>63 != 0 {
+		return ^b
+	}
+	return b | 1<<63
 }
 
 // SyntheticWeight is the deterministic weight in (0, 1] the builder gives
@@ -413,8 +440,6 @@ func merge(out, x, y []uint64) {
 	k += copy(out[k:], x[i:])
 	copy(out[k:], y[j:])
 }
-
-var _ = math.MaxUint32
 
 // prefixSums returns the CSR offsets of a degree array: len(deg)+1 entries,
 // the last the total.

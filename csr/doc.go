@@ -23,7 +23,12 @@
 //     edges in place, or the address of an out-of-place edge list plus
 //     per-chunk segment lengths);
 //   - layout.go plans where every piece goes (pure and deterministic, so
-//     every rank computes the same plan) and checks capacity;
+//     every rank computes the same plan) and checks capacity. A layout
+//     starts at offset 0 of every MN's pool, or at LayoutConfig.Base[m]:
+//     a second layout, such as the reverse adjacency of the shares' in-edges
+//     (same Bounds, NumMN and EntrySize, its index entries' segments
+//     counted by source chunk), then goes after the first one on the same
+//     pools with Base[m] = first.MN[m].End;
 //   - load.go writes a CN's share of the plan through package verbs.
 //
 // # Usage
@@ -32,6 +37,30 @@
 //	src, ok := g.DenseID(meta.BFSSource) // external → dense
 //
 //	g, _, err := csr.Open("kron:20", csr.Options{Seed: 1, Weighted: true})
+//
+// # Shares
+//
+// A compute node reads only its share of the graph (OpenShare): a first
+// pass over the input counts every vertex's degrees, the caller's
+// partition picks the vertex range [lo, hi), and a second pass keeps the
+// out-edges of those vertices, so memory is O(|V|) plus the share's edges.
+// OpenShareWith with ShareOptions.In also keeps their in-edges (Share.In):
+// exactly the rows [lo, hi) of the transpose of the graph Open builds,
+// with the same self-loops and parallel edges and each edge weighing what
+// its source's out-row keeps. Undirected graphs get no Share.In, their
+// out-rows holding both directions; Share.Symmetric tells when a directed
+// input (such as a symmetrised .bel file) needs no reverse adjacency
+// either. Such a share is found without building its in-rows: when every
+// vertex of [lo, hi) has as many in- as out-edges in the input, the
+// second pass sums a 64-bit hash of every in-edge and compares the sum
+// with that of the out-edges; if they agree, Share.In is the share's
+// Graph itself, else a third pass builds the in-rows. The check is
+// probabilistic: a share that is not symmetric passes it with
+// probability about 2^-64. It costs a hash per in- and per out-edge of
+// the share, against a random scatter of every in-edge and a sort of the
+// in-rows (0.1 s against 0.9 s for 16 M edges); a share whose degrees
+// differ builds its in-rows in the second pass, and one whose degrees
+// agree but whose edges do not pays a third pass.
 //
 // # Vertex ids
 //
@@ -50,8 +79,11 @@
 // by default, keeping the smallest weight (Graphalytics graphs are simple, so
 // this never changes their reference outputs; it also merges the two
 // listings of an undirected edge listed in both directions), and can be kept
-// with Options.Duplicates = KeepDuplicates. Undirected graphs store every edge
-// in both directions with the same weight; a self-loop is stored once.
+// with Options.Duplicates = KeepDuplicates. Weights are ordered totally (−0
+// before +0, which the readers turn into 0 anyway; they reject NaN), so which
+// copy is kept does not depend on the order of the input. Undirected graphs
+// store every edge in both directions with the same weight; a self-loop is
+// stored once.
 //
 // # Errors
 //

@@ -91,26 +91,36 @@ func FuzzReadGraphalytics(f *testing.F) {
 	})
 }
 
-// A CN's share of any input holds exactly the whole graph's rows of its
-// vertices, and fails exactly when the whole graph does.
+// A CN's share of any input, cut anywhere, holds exactly the whole graph's
+// rows of its vertices and, asked for them, the rows of the transpose as
+// its in-edges (built, or found by fingerprint to be the out-rows), is
+// Symmetric exactly when those rows are the same, and fails exactly when
+// the whole graph does.
 func FuzzShare(f *testing.F) {
-	f.Add(byte(0), uint8(1), []byte("1 2\n2 3\n3 1\n1 1\n1 2\n"))
-	f.Add(byte(2), uint8(0), []byte("1 2 0.5\n2 1 3\n"))
-	f.Add(byte(3), uint8(2), []byte("%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n2 1 1\n3 3 2\n"))
-	f.Fuzz(func(t *testing.T, sel byte, cut uint8, data []byte) {
+	f.Add(byte(0), uint8(0), uint8(3), []byte("1 2\n2 1\n2 2\n2 3\n3 2\n"))
+	f.Add(byte(2), uint8(0), uint8(2), []byte("1 2 0.5\n2 1 0.25\n1 2 0.25\n2 1 0.5\n1 1 2\n"))
+	f.Add(byte(1), uint8(0), uint8(3), []byte("1 2\n2 3\n3 1\n"))
+	f.Add(byte(1), uint8(0), uint8(1), []byte("1 2\n1 2\n1 3\n2 1\n3 1\n3 1\n"))
+	f.Add(byte(0), uint8(0), uint8(1), []byte("1 2\n2 3\n3 1\n1 1\n1 2\n"))
+	f.Add(byte(2), uint8(0), uint8(3), []byte("1 2 0.5\n2 1 3\n1 2 0.25\n2 2 1\n"))
+	f.Add(byte(3), uint8(1), uint8(2), []byte("%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n2 1 1\n3 3 2\n"))
+	f.Add(byte(0x67), uint8(2), uint8(1), []byte("%%MatrixMarket matrix coordinate integer general\n3 3 4\n2 1 -1\n2 1 -2\n1 2 3\n3 3 2\n"))
+	f.Fuzz(func(t *testing.T, sel byte, a, b uint8, data []byte) {
 		name := []string{"g.txt", "g.el", "g.wel", "g.mtx"}[sel%4]
 		o := fuzzOpts
 		o.Undirected = sel&4 != 0
+		o.Weighted = sel&8 != 0
 		o.SelfLoops = LoopPolicy(sel >> 4 & 1)
 		o.Duplicates = DupPolicy(sel >> 5 & 1)
+		o.AllowNegativeWeights = sel&64 != 0
 		p := filepath.Join(t.TempDir(), name)
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		full, _, ferr := Open(p, o)
-		sh, _, serr := OpenShare(p, o, func(deg []uint64) (uint32, uint32, error) {
+		sh, _, serr := OpenShareWith(p, o, ShareOptions{In: sel&128 == 0}, func(deg []uint64) (uint32, uint32, error) {
 			n := uint32(len(deg))
-			return min(uint32(cut), n) / 2, min(uint32(cut), n), nil
+			return min(uint32(a), uint32(b), n), min(max(uint32(a), uint32(b)), n), nil
 		})
 		if (ferr == nil) != (serr == nil) {
 			t.Fatalf("whole graph: %v; share: %v", ferr, serr)
@@ -120,14 +130,28 @@ func FuzzShare(f *testing.F) {
 		}
 		g := sh.Graph
 		checkCSR(t, g)
+		if g.N != full.N || (g.Weights == nil) != (full.Weights == nil) {
+			t.Fatalf("share: N %d weighted %v; whole graph %d %v", g.N, g.Weights != nil, full.N, full.Weights != nil)
+		}
 		for v := range full.N {
 			var want []uint32
+			var wantW, gotW []float64
 			if v >= sh.Lo && v < sh.Hi {
 				want = full.Neighbors(v)
+				if full.Weights != nil {
+					wantW, gotW = full.Weights[full.Offsets[v]:full.Offsets[v+1]], g.Weights[g.Offsets[v]:g.Offsets[v+1]]
+				}
 			}
-			if g.N != full.N || !slices.Equal(g.Neighbors(v), want) {
-				t.Fatalf("vertex %d: share %v, whole graph %v", v, g.Neighbors(v), want)
+			if !slices.Equal(g.Neighbors(v), want) || !slices.Equal(gotW, wantW) {
+				t.Fatalf("vertex %d: share %v %v, whole graph %v %v", v, g.Neighbors(v), gotW, want, wantW)
 			}
 		}
+		if sel&128 != 0 {
+			if sh.In != nil {
+				t.Fatal("in-edges nobody asked for")
+			}
+			return
+		}
+		checkIn(t, sh, full, transpose(full))
 	})
 }

@@ -39,11 +39,23 @@ type LayoutConfig struct {
 	// Granule is the round-robin granularity for edge lists (default
 	// 1 MiB, less for graphs under 8·Granule·M bytes of edges): batches go
 	// to one MN until it has received Granule bytes, then to the MN that
-	// holds the fewest bytes so far (index and attributes included).
+	// holds the fewest bytes of the layout so far (index and attributes
+	// included).
 	Granule uint64
 	// Reserve is extra space per MN after the graph (mailboxes etc.),
-	// counted by the capacity check. It starts at Layout.End(mn).
+	// counted by the capacity check. It starts at MN[m].End.
 	Reserve uint64
+	// Base, if not nil, has one offset per MN: the layout's regions in MN
+	// m start at Base[m] rounded up to the 64-byte region alignment
+	// instead of at 0. It places a second layout after a first one on the
+	// same pools, as the reverse adjacency (a graph whose rows are
+	// in-lists, Share.In, planned with the same Bounds, NumMN and
+	// EntrySize and no AttrBytes) goes after the out-adjacency with
+	// Base[m] = first.MN[m].End; the first layout's Reserve should then
+	// be 0, as the second starts where the first one's reserve would. A
+	// base only shifts the layout: which MN gets which batch, and every
+	// size, is as without it.
+	Base []uint64
 }
 
 // Alignments of the regions in an MN's pool.
@@ -87,7 +99,24 @@ func (c *LayoutConfig) Validate(n uint32) error {
 			return errors.Errorf("csr: attribute array %d has %d bytes per vertex; expected ≥ 1", i, a)
 		}
 	}
+	if len(c.Base) != 0 && len(c.Base) != c.NumMN {
+		return errors.Errorf("csr: %d base offsets for %d memory nodes; expected none or one per MN", len(c.Base), c.NumMN)
+	}
+	for m, b := range c.Base {
+		if b > verbs.MaxOffset+1 {
+			return errors.Errorf("csr: base offset %#x of MN %d exceeds the 48-bit offset space", b, m)
+		}
+	}
 	return nil
+}
+
+// start is where the layout's regions begin in MN m: Base[m] (0 without
+// a base) rounded up to the region alignment.
+func (c *LayoutConfig) start(m int) uint64 {
+	if len(c.Base) == 0 {
+		return 0
+	}
+	return alignUp(c.Base[m], regionAlign)
 }
 
 func trimList(b []uint32) string {
@@ -108,12 +137,19 @@ type Batch struct {
 	EdgeBytes uint64
 }
 
-// MNUsage is what one MN holds.
+// MNUsage is what one MN holds of a layout.
 type MNUsage struct {
+	// IndexBytes, AttrBytes and EdgeBytes are the bytes of each kind the
+	// layout puts on the MN (alignment gaps and the base not counted).
 	IndexBytes, AttrBytes, EdgeBytes uint64
-	// End is the first byte after the graph (where Reserve starts).
+	// Start is the offset of the layout's first region (LayoutConfig.Base
+	// rounded up to 64 bytes; 0 without a base).
+	Start uint64
+	// End is the offset of the first byte after the graph (where Reserve
+	// starts); like every offset of the layout it includes Start.
 	End uint64
-	// Needed is End + Reserve: the pool size this MN needs.
+	// Needed is End + Reserve: the pool size this MN needs (for the
+	// layouts before this one as well, when it has a base after them).
 	Needed uint64
 }
 
@@ -121,7 +157,8 @@ type MNUsage struct {
 // it from the graph and the configuration alone, so every rank computes the
 // same Layout and can address any piece without asking anyone.
 //
-// In each MN's pool, from offset 0: the index of each chunk assigned to it
+// In each MN's pool, from offset MN[m].Start (0 unless LayoutConfig.Base
+// says otherwise): the index of each chunk assigned to it
 // (ascending chunk order, each 64-byte aligned), then each attribute array
 // (for each array, the chunks' slices in the same order, 64-byte aligned),
 // then the edge region. Chunk k's index and attributes live on MN
@@ -138,7 +175,7 @@ type Layout struct {
 	// ChunkMN is the MN of each chunk's index and attributes.
 	ChunkMN []int
 	// IndexOff is the offset of each chunk's index (or naive offset words)
-	// in its MN.
+	// in its MN (every offset of a Layout is absolute, its base included).
 	IndexOff []uint64
 	// AttrOff[a][k] is the offset of chunk k's slice of attribute array a.
 	AttrOff [][]uint64
@@ -274,6 +311,7 @@ func PlanSizes(n uint32, edges uint64, weighted bool, cfg LayoutConfig, sizes []
 	}
 	cfg.Bounds = slices.Clone(cfg.Bounds)
 	cfg.AttrBytes = slices.Clone(cfg.AttrBytes)
+	cfg.Base = slices.Clone(cfg.Base)
 	C, M := len(cfg.Bounds)-1, cfg.NumMN
 	if len(sizes) != C {
 		return nil, errors.Errorf("csr: sizes of %d chunks for %d chunks", len(sizes), C)
@@ -289,6 +327,10 @@ func PlanSizes(n uint32, edges uint64, weighted bool, cfg LayoutConfig, sizes []
 	l.ChunkMN = make([]int, C)
 	l.IndexOff = make([]uint64, C)
 	next := make([]uint64, M)
+	for m := range next {
+		l.MN[m].Start = cfg.start(m)
+		next[m] = l.MN[m].Start
+	}
 	for k := 0; k < C; k++ {
 		mn := k * M / C
 		l.ChunkMN[k] = mn
@@ -357,19 +399,21 @@ func PlanSizes(n uint32, edges uint64, weighted bool, cfg LayoutConfig, sizes []
 				continue
 			}
 			b.MN = mn
-			// A table before the first list needs room: tables are ≤ 4C
-			// bytes and the index precedes the edge region, so offsets
-			// are ≥ 64 whenever a table exists; the encoder checks.
+			// A list's overflow table sits just before it inside the
+			// batch's block (EdgeBytes counts it), so a table never
+			// reaches below EdgeOff, with a base or without; the
+			// encoder checks.
 			b.EdgeOff = next[mn]
 			next[mn] = alignUp(next[mn]+b.EdgeBytes, batchAlign)
 			l.MN[mn].EdgeBytes += b.EdgeBytes
 			turn += b.EdgeBytes
 			if turn >= granule {
-				// Next turn: the MN holding the fewest bytes so far
-				// (index and attributes included), lowest id on ties.
+				// Next turn: the MN holding the fewest bytes of this
+				// layout so far (index and attributes included, the
+				// base not), lowest id on ties.
 				mn, turn = 0, 0
 				for m := 1; m < M; m++ {
-					if next[m] < next[mn] {
+					if next[m]-l.MN[m].Start < next[mn]-l.MN[mn].Start {
 						mn = m
 					}
 				}

@@ -1,12 +1,16 @@
 package csr
 
 import (
+	"bytes"
+	"encoding/binary"
 	"math"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pkg/errors"
 
 	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/dmg-hpc/dmg/verbs"
@@ -48,7 +52,7 @@ func TestPlan(t *testing.T) {
 		cfg  LayoutConfig
 	}{
 		{"c1m1", LayoutConfig{NumMN: 1, Bounds: evenBounds(g.N, 1)}},
-		{"c4m2", LayoutConfig{NumMN: 2, Bounds: evenBounds(g.N, 4), AttrBytes: []int{8, 4}}},
+		{"c4m2", LayoutConfig{NumMN: 2, Bounds: evenBounds(g.N, 4), AttrBytes: []int{8, 4}, Reserve: 100}},
 		{"c2m3", LayoutConfig{NumMN: 3, Bounds: evenBounds(g.N, 2)}},
 		{"c30m2-e16", LayoutConfig{NumMN: 2, Bounds: evenBounds(g.N, 30), EntrySize: 16, BatchVertices: 7}},
 		{"empty-chunk", LayoutConfig{NumMN: 2, Bounds: []uint32{0, 0, 500, 500, 1000}, NoInPlace: true}},
@@ -132,8 +136,62 @@ func TestPlan(t *testing.T) {
 			if tc.name == "c30m2-e16" && l.Overflow == 0 {
 				t.Errorf("hub with 30 chunks in 16-byte entries has no overflow table")
 			}
+			checkBaseShift(t, g, l)
 		})
 	}
+}
+
+// checkBaseShift checks that a base (uneven over the MNs, unaligned but
+// for MN 0) shifts l, the layout of g without a base, and changes nothing
+// else.
+func checkBaseShift(t *testing.T, g *Graph, l *Layout) {
+	t.Helper()
+	cfg := l.Config
+	cfg.Base = make([]uint64, cfg.NumMN)
+	for m := range cfg.Base {
+		cfg.Base[m] = 3<<20*uint64(m) + 4096 - 7*uint64(m)
+	}
+	lb, err := Plan(g, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := shiftLayout(l, cfg.Base); !reflect.DeepEqual(lb, want) {
+		t.Fatalf("layout with base %v:\n%+v\nwant the layout without, shifted:\n%+v", cfg.Base, lb, want)
+	}
+	last := l.EntryAddr(g.N - 1)
+	if lb.Imbalance() != l.Imbalance() || lb.EntryAddr(g.N-1) != last.Add(lb.MN[last.MN()].Start) {
+		t.Errorf("imbalance %v or entry address %v with a base; %v, %v without", lb.Imbalance(), lb.EntryAddr(g.N-1), l.Imbalance(), last)
+	}
+}
+
+// shiftLayout is l moved by base: every offset in MN m by Base[m] rounded
+// up to 64 bytes, the byte counts unchanged.
+func shiftLayout(l *Layout, base []uint64) *Layout {
+	s := *l
+	s.Config.Base = base
+	by := func(m int) uint64 { return (base[m] + 63) / 64 * 64 }
+	s.IndexOff = slices.Clone(l.IndexOff)
+	for k, mn := range l.ChunkMN {
+		s.IndexOff[k] += by(mn)
+	}
+	s.AttrOff = make([][]uint64, len(l.AttrOff))
+	for a, offs := range l.AttrOff {
+		s.AttrOff[a] = slices.Clone(offs)
+		for k, mn := range l.ChunkMN {
+			s.AttrOff[a][k] += by(mn)
+		}
+	}
+	s.Batches = slices.Clone(l.Batches)
+	for i := range s.Batches {
+		s.Batches[i].EdgeOff += by(s.Batches[i].MN)
+	}
+	s.MN = slices.Clone(l.MN)
+	for m := range s.MN {
+		s.MN[m].Start += by(m)
+		s.MN[m].End += by(m)
+		s.MN[m].Needed += by(m)
+	}
+	return &s
 }
 
 func TestPlanErrors(t *testing.T) {
@@ -144,6 +202,9 @@ func TestPlanErrors(t *testing.T) {
 		{NumMN: 1, Bounds: []uint32{0, 60, 50, 100}},
 		{NumMN: 1, Bounds: evenBounds(100, 2), EntrySize: 24},
 		{NumMN: 1, Bounds: evenBounds(100, 2), AttrBytes: []int{0}},
+		{NumMN: 2, Bounds: evenBounds(100, 2), Base: []uint64{0}},
+		{NumMN: 1, Bounds: evenBounds(100, 2), Base: []uint64{0, 0}},
+		{NumMN: 1, Bounds: evenBounds(100, 2), Base: []uint64{verbs.MaxOffset + 2}},
 	} {
 		if _, err := Plan(g, cfg); err == nil || !strings.HasPrefix(err.Error(), "csr: ") {
 			t.Errorf("%+v: err %v", cfg, err)
@@ -196,6 +257,60 @@ func TestPlanBalance(t *testing.T) {
 	if s := l.InPlaceShare(); s < 0.3 || s > 0.99 {
 		t.Errorf("in-place share %.2f", s)
 	}
+	checkBaseShift(t, g, l)
+}
+
+// onFabric runs an in-process job of roles over memfab, MN m with a pool
+// of pools[m] bytes, and calls cn on every CN with two endpoints; then
+// every rank meets at a barrier and closes the network. On error cn returns
+// at once (RunLocal aborts the job); Close is collective and only for the
+// success path.
+func onFabric(t *testing.T, roles spmd.Roles, pools []uint64, cn func(w *spmd.World, net verbs.Network, eps []verbs.Endpoint) error) {
+	t.Helper()
+	cluster := memfab.NewCluster()
+	err := spmd.RunLocal(roles.Size(), func(rt spmd.Runtime) error {
+		w, err := spmd.NewWorld(rt, roles)
+		if err != nil {
+			return err
+		}
+		pc := verbs.Config{}
+		if w.Role == spmd.MN {
+			pc.PoolBytes = pools[w.Index]
+		}
+		net, err := memfab.Open(cluster, w, pc)
+		if err != nil {
+			return err
+		}
+		if w.Role == spmd.CN {
+			var eps []verbs.Endpoint
+			for range 2 {
+				ep, err := net.NewEndpoint()
+				if err != nil {
+					return err
+				}
+				eps = append(eps, ep)
+			}
+			if err := cn(w, net, eps); err != nil {
+				return err
+			}
+		}
+		if err := w.Comm.Barrier(); err != nil {
+			return err
+		}
+		return net.Close()
+	})
+	if err != nil {
+		t.Fatalf("%+v", err)
+	}
+}
+
+// poolSizes are the pool sizes of net's MNs.
+func poolSizes(net verbs.Network) []uint64 {
+	avail := make([]uint64, net.NumMN())
+	for m := range avail {
+		avail[m] = net.PoolSize(m)
+	}
+	return avail
 }
 
 // runLoad lays g out over roles, loads it with every CN and reads it
@@ -208,86 +323,73 @@ func runLoad(t *testing.T, g *Graph, roles spmd.Roles, cfg LayoutConfig) (*Graph
 	if err != nil {
 		t.Fatal(err)
 	}
-	cluster := memfab.NewCluster()
 	var mu sync.Mutex
 	var back *Graph
 	total := &LoadReport{}
 	var progressCalls int
-	err = spmd.RunLocal(roles.Size(), func(rt spmd.Runtime) error {
-		w, err := spmd.NewWorld(rt, roles)
+	onFabric(t, roles, plan.Needed(), func(w *spmd.World, net verbs.Network, eps []verbs.Endpoint) error {
+		l, err := Plan(g, cfg) // every rank plans for itself
 		if err != nil {
 			return err
 		}
-		pc := verbs.Config{}
-		if w.Role == spmd.MN {
-			pc.PoolBytes = plan.MN[w.Index].Needed
-		}
-		net, err := memfab.Open(cluster, w, pc)
-		if err != nil {
+		if err := l.CheckCapacity(poolSizes(net)); err != nil {
 			return err
 		}
-		// On error return at once (RunLocal aborts the job); Close is
-		// collective and only for the success path.
-		if w.Role == spmd.CN {
-			l, err := Plan(g, cfg) // every rank plans for itself
-			if err != nil {
-				return err
-			}
-			avail := make([]uint64, net.NumMN())
-			for m := range avail {
-				avail[m] = net.PoolSize(m)
-			}
-			if err := l.CheckCapacity(avail); err != nil {
-				return err
-			}
-			var eps []verbs.Endpoint
-			for i := 0; i < 2; i++ {
-				ep, err := net.NewEndpoint()
-				if err != nil {
-					return err
-				}
-				eps = append(eps, ep)
-			}
-			rep, err := l.Load(g, w.Index, eps, LoadOptions{Progress: func(p LoadProgress) {
-				mu.Lock()
-				progressCalls++
-				mu.Unlock()
-				if p.Vertices > p.TotalVertices || p.Edges > p.TotalEdges || p.Bytes > p.TotalBytes {
-					t.Errorf("progress %+v beyond totals", p)
-				}
-			}})
-			if err != nil {
-				return err
-			}
-			if rep.Vertices != uint64(cfg.Bounds[w.Index+1]-cfg.Bounds[w.Index]) {
-				t.Errorf("CN %d loaded %d vertices", w.Index, rep.Vertices)
-			}
+		rep, err := l.Load(g, w.Index, eps, LoadOptions{Progress: func(p LoadProgress) {
 			mu.Lock()
-			total.Merge(rep)
+			progressCalls++
 			mu.Unlock()
-			if err := w.Group.Barrier(); err != nil {
-				return err
+			if p.Vertices > p.TotalVertices || p.Edges > p.TotalEdges || p.Bytes > p.TotalBytes {
+				t.Errorf("progress %+v beyond totals", p)
 			}
-			if w.Index == 0 {
-				got, err := l.ReadGraph(eps[0])
-				if err != nil {
-					return err
-				}
-				back = got
-			}
-		}
-		if err := w.Comm.Barrier(); err != nil {
+		}})
+		if err != nil {
 			return err
 		}
-		return net.Close()
+		if rep.Vertices != uint64(cfg.Bounds[w.Index+1]-cfg.Bounds[w.Index]) {
+			t.Errorf("CN %d loaded %d vertices", w.Index, rep.Vertices)
+		}
+		mu.Lock()
+		total.Merge(rep)
+		mu.Unlock()
+		if err := w.Group.Barrier(); err != nil {
+			return err
+		}
+		if w.Index == 0 {
+			got, err := l.ReadGraph(eps[0])
+			if err != nil {
+				return err
+			}
+			back = got
+		}
+		return nil
 	})
-	if err != nil {
-		t.Fatalf("%+v", err)
-	}
 	if progressCalls < roles.CN {
 		t.Errorf("%d progress calls", progressCalls)
 	}
 	return back, total
+}
+
+// checkReadBack checks that the rows [lo, hi) of back, a graph read back
+// from DM, are those of want, weights as float32.
+func checkReadBack(t *testing.T, back, want *Graph, lo, hi uint32) {
+	t.Helper()
+	if back.N != want.N || (back.Weights == nil) != (want.Weights == nil) {
+		t.Fatalf("read back %d vertices, weighted %v; want %d, %v", back.N, back.Weights != nil, want.N, want.Weights != nil)
+	}
+	for v := lo; v < hi; v++ {
+		if !slices.Equal(back.Neighbors(v), want.Neighbors(v)) {
+			t.Fatalf("vertex %d read back %v, want %v", v, back.Neighbors(v), want.Neighbors(v))
+		}
+		if want.Weights == nil {
+			continue
+		}
+		for i := range want.Degree(v) {
+			if got, w := back.Weights[back.Offsets[v]+i], want.Weights[want.Offsets[v]+i]; got != float64(float32(w)) {
+				t.Fatalf("vertex %d edge %d: weight %v read back, want %v", v, i, got, float32(w))
+			}
+		}
+	}
 }
 
 func TestLoadRoundTrip(t *testing.T) {
@@ -319,22 +421,194 @@ func TestLoadRoundTrip(t *testing.T) {
 			if rep.Vertices != uint64(tc.g.N) || rep.Edges != tc.g.NumEdges() {
 				t.Errorf("loaded %d vertices %d edges", rep.Vertices, rep.Edges)
 			}
-			if !slices.Equal(back.Offsets, tc.g.Offsets) || !slices.Equal(back.Dst, tc.g.Dst) {
-				t.Fatalf("graph read back differs")
-			}
-			if (back.Weights == nil) != (tc.g.Weights == nil) {
-				t.Fatalf("weightedness differs")
-			}
-			for i, w := range tc.g.Weights {
-				if back.Weights[i] != float64(float32(w)) {
-					t.Fatalf("weight %d: %v want %v", i, back.Weights[i], float32(w))
-				}
-			}
+			checkReadBack(t, back, tc.g, 0, tc.g.N)
 			if math.IsNaN(rep.EdgesPerSecond()) {
 				t.Errorf("rate NaN")
 			}
 		})
 	}
+}
+
+// fanGraph: vertex 0 points at everyone and everyone points at vertex 1
+// (an overflow table for many chunks in the out- and in-adjacency), the
+// rest a ring; written as a directed .bel in dir.
+func fanGraph(t *testing.T, dir string, n uint32) string {
+	el := &EdgeList{N: n, Directed: true}
+	for v := uint32(1); v < n; v++ {
+		el.Src = append(el.Src, 0, v, v)
+		el.Dst = append(el.Dst, v, 1, (v+1)%n)
+	}
+	g, err := Build(el, Options{Weighted: true, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteBinary(&buf, g, BinaryOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return writeFile(t, dir, "fan.bel", buf.String())
+}
+
+// The out- and in-adjacency of every CN's share, laid out one after the
+// other on the same pools (the in-layout's base is the out-layout's end),
+// load and read back as the shares' rows, the in-lists' segments counted
+// by source chunk.
+func TestLoadOutIn(t *testing.T) {
+	fan := fanGraph(t, t.TempDir(), 700)
+	tests := []struct {
+		name, spec string
+		opts       Options
+		roles      spmd.Roles
+		cfg        LayoutConfig
+	}{
+		{"kron-w-c2m2", "kron:9:8", Options{Seed: 4, Weighted: true}, spmd.Roles{CN: 2, MN: 2}, LayoutConfig{}},
+		{"kron-c3m2-e64", "kron:9:8", Options{Seed: 5}, spmd.Roles{CN: 3, MN: 2}, LayoutConfig{EntrySize: 64, BatchVertices: 100, Granule: 1024}},
+		{"fan-c5m2-e16", fan, Options{}, spmd.Roles{CN: 5, MN: 2}, LayoutConfig{EntrySize: 16, BatchVertices: 64}},
+		{"fan-noinplace-c2m3", fan, Options{}, spmd.Roles{CN: 2, MN: 3}, LayoutConfig{NoInPlace: true, BatchVertices: 50}},
+		{"kron-naive", "kron:9:8", Options{Seed: 4, Weighted: true}, spmd.Roles{CN: 2, MN: 2}, LayoutConfig{Naive: true, BatchVertices: 50}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			full, _, err := Open(tc.spec, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			C := tc.roles.CN
+			outCfg := tc.cfg
+			outCfg.NumMN, outCfg.Bounds, outCfg.AttrBytes = tc.roles.MN, evenBounds(full.N, C), []int{8}
+			inCfg := outCfg
+			inCfg.AttrBytes, inCfg.Reserve = nil, 1000
+			shares := make([]*Share, C)
+			outSizes, inSizes := make([]ChunkSizes, C), make([]ChunkSizes, C)
+			var outEdges, inEdges uint64
+			for k := range shares {
+				sh, _, err := OpenShareWith(tc.spec, tc.opts, ShareOptions{In: true}, func([]uint64) (uint32, uint32, error) {
+					return outCfg.Bounds[k], outCfg.Bounds[k+1], nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if outSizes[k], err = SizeChunk(sh.Graph, outCfg, k); err != nil {
+					t.Fatal(err)
+				}
+				if inSizes[k], err = SizeChunk(sh.In, inCfg, k); err != nil {
+					t.Fatal(err)
+				}
+				outEdges += sh.Graph.NumEdges()
+				inEdges += sh.In.NumEdges()
+				shares[k] = sh
+			}
+			if inEdges != outEdges {
+				t.Fatalf("%d in-edges, %d out-edges", inEdges, outEdges)
+			}
+			weighted := full.Weights != nil
+			out, err := PlanSizes(full.N, outEdges, weighted, outCfg, outSizes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inCfg.Base = make([]uint64, tc.roles.MN)
+			for m := range inCfg.Base {
+				inCfg.Base[m] = out.MN[m].End
+			}
+			in, err := PlanSizes(full.N, inEdges, weighted, inCfg, inSizes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for m, u := range in.MN {
+				if u.Start != out.MN[m].End || u.Needed != u.End+inCfg.Reserve || u.Needed < out.MN[m].Needed {
+					t.Fatalf("MN %d: in-layout %+v after out-layout %+v", m, u, out.MN[m])
+				}
+			}
+			if !tc.cfg.Naive && tc.cfg.EntrySize == 16 && (out.Overflow == 0 || in.Overflow == 0) {
+				t.Errorf("%d out- and %d in-lists with an overflow table; want both > 0", out.Overflow, in.Overflow)
+			}
+			var mu sync.Mutex
+			var backOut, backIn *Graph
+			var loaded LoadReport
+			onFabric(t, tc.roles, in.Needed(), func(w *spmd.World, net verbs.Network, eps []verbs.Endpoint) error {
+				if err := in.CheckCapacity(poolSizes(net)); err != nil {
+					return err
+				}
+				sh := shares[w.Index]
+				for _, x := range []struct {
+					l *Layout
+					g *Graph
+				}{{out, sh.Graph}, {in, sh.In}} {
+					rep, err := x.l.Load(x.g, w.Index, eps, LoadOptions{})
+					if err != nil {
+						return err
+					}
+					mu.Lock()
+					loaded.Merge(rep)
+					mu.Unlock()
+				}
+				if err := w.Group.Barrier(); err != nil {
+					return err
+				}
+				if w.Index != 0 {
+					return nil
+				}
+				if backOut, err = out.ReadGraph(eps[0]); err != nil {
+					return err
+				}
+				if backIn, err = in.ReadGraph(eps[0]); err != nil {
+					return err
+				}
+				for _, l := range []*Layout{out, in} {
+					if err := checkEntryRegions(l, eps[0]); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if loaded.Edges != outEdges+inEdges || loaded.Vertices != 2*uint64(full.N) {
+				t.Errorf("loaded %d vertices, %d edges; want %d, %d", loaded.Vertices, loaded.Edges, 2*full.N, outEdges+inEdges)
+			}
+			for k, sh := range shares {
+				checkReadBack(t, backOut, sh.Graph, sh.Lo, sh.Hi)
+				checkReadBack(t, backIn, sh.In, sh.Lo, sh.Hi)
+				if sh.Lo != outCfg.Bounds[k] {
+					t.Fatalf("share %d starts at %d", k, sh.Lo)
+				}
+			}
+			checkReadBack(t, backIn, transpose(full), 0, full.N)
+		})
+	}
+}
+
+// checkEntryRegions reads every index entry (naive: offset word) of l
+// through ep and checks that the edge list it points at, with its overflow
+// table, lies in l's part of the list's MN, between MN[m].Start and
+// MN[m].End.
+func checkEntryRegions(l *Layout, ep verbs.Endpoint) error {
+	size := l.Codec.Size
+	buf := make([]byte, size)
+	var e Entry
+	for v := range l.N {
+		if err := ep.Read(buf, l.EntryAddr(v)); err != nil {
+			return err
+		}
+		if err := ep.Flush(); err != nil {
+			return err
+		}
+		var a verbs.Addr
+		var tb uint64
+		if l.Config.Naive {
+			a = verbs.Addr(binary.LittleEndian.Uint64(buf))
+		} else {
+			if err := l.Codec.Decode(buf, &e); err != nil {
+				return err
+			}
+			if e.Kind == InPlace {
+				continue
+			}
+			a, tb = verbs.Addr(e.Addr), uint64(e.TableBytes)
+		}
+		if u := l.MN[a.MN()]; a.Offset()-tb < u.Start || a.Offset() > u.End {
+			return errors.Errorf("vertex %d: list at %v (table %d bytes) outside [%d, %d) of MN %d", v, a, tb, u.Start, u.End, a.MN())
+		}
+	}
+	return nil
 }
 
 func TestDegrees(t *testing.T) {

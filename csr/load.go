@@ -71,7 +71,8 @@ func (r *LoadReport) Merge(o *LoadReport) {
 // tables and edge lists of the vertices of chunk cn) through the given
 // endpoints, one goroutine per endpoint. Attribute arrays are left to the
 // engine. Every CN calls Load for its own chunk; together they write the
-// whole graph. g may be the whole graph or the CN's share (OpenShare): only
+// whole graph. g may be the whole graph or the CN's share (OpenShare), or
+// its in-edges (Share.In) for a layout of the reverse adjacency: only
 // chunk cn's rows are read. Call CheckCapacity first.
 func (l *Layout) Load(g *Graph, cn int, eps []verbs.Endpoint, opts LoadOptions) (*LoadReport, error) {
 	if cn < 0 || cn >= l.NumChunks() {

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -465,6 +467,51 @@ func TestBuildDeterministic(t *testing.T) {
 			if o.Weighted && !reflect.DeepEqual(ref, g) {
 				t.Errorf("workers=%d: graph differs from workers=1", w)
 			}
+		}
+	}
+}
+
+// Weights that cmp.Compare calls equal but that differ in their bits (−0
+// and +0, NaNs) sort, and are de-duplicated, the same whatever the order
+// of the edges, so a built row (and the weight DropDuplicates keeps: −0
+// before +0) does not depend on it.
+func TestBuildWeightTies(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	nan1, nan2 := math.Float64frombits(0x7ff8000000000001), math.Float64frombits(0xfff8000000000002)
+	edges := []struct {
+		s, d uint32
+		w    float64
+	}{{0, 1, 0}, {0, 1, negZero}, {0, 1, 2}, {0, 2, nan1}, {0, 2, nan2}, {0, 2, 1}, {1, 0, negZero}, {1, 0, 0}, {1, 0, 0}, {2, 2, nan2}, {2, 2, nan1}}
+	for _, dups := range []DupPolicy{DropDuplicates, KeepDuplicates} {
+		var want *Graph
+		rng := rand.New(rand.NewPCG(1, 2))
+		for try := range 20 {
+			el := &EdgeList{N: 3, Directed: true}
+			for _, i := range rng.Perm(len(edges)) {
+				el.Src = append(el.Src, edges[i].s)
+				el.Dst = append(el.Dst, edges[i].d)
+				el.Weights = append(el.Weights, edges[i].w)
+			}
+			g, err := Build(el, Options{Duplicates: dups, Workers: 1 + try%3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want == nil {
+				want = g
+			}
+			bits := func(g *Graph) []uint64 {
+				var b []uint64
+				for _, w := range g.Weights {
+					b = append(b, math.Float64bits(w))
+				}
+				return b
+			}
+			if !slices.Equal(g.Offsets, want.Offsets) || !slices.Equal(g.Dst, want.Dst) || !slices.Equal(bits(g), bits(want)) {
+				t.Fatalf("duplicates %d, order %d: %v %v %x; first order %v %v %x", dups, try, g.Offsets, g.Dst, bits(g), want.Offsets, want.Dst, bits(want))
+			}
+		}
+		if dups == DropDuplicates && (want.NumEdges() != 4 || !math.Signbit(want.Weights[0]) || want.Weights[0] != 0) {
+			t.Errorf("kept %v %v; want 0→1 to keep −0", want.Dst, want.Weights)
 		}
 	}
 }

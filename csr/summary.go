@@ -64,12 +64,13 @@ func (l *Layout) InPlaceShare() float64 {
 	return float64(l.InPlace) / float64(l.N)
 }
 
-// Imbalance is max/mean of the bytes the MNs hold (1 is perfect).
+// Imbalance is max/mean of the bytes the MNs hold of the layout, from
+// Start to End (1 is perfect).
 func (l *Layout) Imbalance() float64 {
 	var sum, mx uint64
 	for _, u := range l.MN {
-		sum += u.End
-		mx = max(mx, u.End)
+		sum += u.End - u.Start
+		mx = max(mx, u.End-u.Start)
 	}
 	if sum == 0 {
 		return 1

@@ -3,10 +3,16 @@
 // goroutines with --local), phase agreement, timing, reports and
 // verification. Kernels never parse flags or print; launch does.
 //
-// Error discipline: each phase ends with Job.Agree, an all-reduce in which
-// every rank says whether its part failed. Either all ranks go on, or all
-// stop; the lowest failing rank prints its message once ("dmg: ..."), and
-// every rank exits with the same status: 2 for bad input (flags, roles,
-// files, parameters), 1 for run-time failures. A rank whose peers do not
-// reach the agreement within seconds aborts the job, so nothing hangs.
+// A run's work is package job's (Execute: read, partition, lay out,
+// load) and package rank's (the engine); launch wires the flags into
+// job.Config and prints what comes back.
+//
+// Error discipline: each phase ends with Job.Sync (Agree when it carries
+// nothing else), one all-reduce in which every rank says whether its part
+// failed — the engine's iteration boundaries add their counters to the
+// same all-reduce. Either all ranks go on, or all stop; the lowest failing
+// rank prints its message once ("dmg: ..."), and every rank exits with the
+// same status: 2 for bad input (flags, roles, files, parameters), 1 for
+// run-time failures. A rank whose peers do not reach the agreement within
+// seconds aborts the job, so nothing hangs.
 package launch

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"runtime/pprof"
 	"sync"
 	"time"
 
@@ -87,6 +88,8 @@ type Job struct {
 	Start time.Time
 	// cluster is the in-process fabric shared by the ranks of a --local job.
 	cluster *memfab.Cluster
+	// scratch is Sync's all-reduce buffer (one rank's goroutine uses it).
+	scratch []float64
 }
 
 // Logf prints a progress line on stderr when --verbose is set, from every
@@ -112,58 +115,82 @@ const agreeTimeout = 10 * time.Second
 // *jobFailed. The lowest failing rank prints its error once. A failing rank
 // whose peers do not arrive within agreeTimeout (they may be stuck in the
 // phase) aborts the job, so no rank hangs.
-func (j *Job) Agree(err error) error {
-	return agree(j.World.Runtime, j.Comm, j.Err, j.errMu, err)
+func (j *Job) Agree(err error) error { return j.Sync(err, nil) }
+
+// Sync is Agree that also sums vec element-wise over the world, in the
+// same all-reduce (the engine's iteration boundary: rank.Config.Sync).
+func (j *Job) Sync(err error, vec []float64) error {
+	return agree(j.World.Runtime, j.Comm, j.Err, j.errMu, &j.scratch, err, vec)
 }
 
-func agree(rt spmd.Runtime, comm spmd.Comm, stderr io.Writer, mu *sync.Mutex, err error) error {
-	code := int64(exitCode(err))
-	me := int64(math.MaxInt64)
-	if err != nil {
-		me = int64(comm.Rank())
-	}
+// agree runs one all-reduce of vec followed by two slots per rank: the
+// exit code of a rank that failed in this phase, and (for a failure agreed
+// on before, passed on) the printing rank plus one.
+func agree(rt spmd.Runtime, comm spmd.Comm, stderr io.Writer, mu *sync.Mutex, scratch *[]float64, err error, vec []float64) error {
+	code := exitCode(err)
+	me := comm.Rank()
 	// A failure agreed on in an earlier phase has been printed already:
 	// pass it on, and keep the rank that printed it as the first.
 	var done *jobFailed
-	if errors.As(err, &done) {
-		me = int64(done.rank)
-		if done.rank < 0 {
-			me = math.MaxInt64 - 1
-		}
-	}
+	errors.As(err, &done)
 	var watchdog *time.Timer
 	if err != nil && done == nil {
 		watchdog = time.AfterFunc(agreeTimeout, func() {
-			printErr(stderr, mu, comm.Rank(), err)
-			rt.Abort(int(code))
+			printErr(stderr, mu, me, err)
+			rt.Abort(code)
 		})
 	}
-	first := []int64{me}
-	worst := []int64{code}
-	e1 := comm.AllReduceInt64(first, spmd.Min)
-	e2 := comm.AllReduceInt64(worst, spmd.Max)
+	size := comm.Size()
+	n := len(vec) + 2*size
+	if cap(*scratch) < n {
+		*scratch = make([]float64, n)
+	}
+	v := (*scratch)[:n]
+	copy(v, vec)
+	clear(v[len(vec):])
+	if err != nil {
+		v[len(vec)+2*me] = float64(code)
+		if done != nil {
+			v[len(vec)+2*me+1] = float64(done.rank + 1)
+		}
+	}
+	rerr := comm.AllReduceFloat64(v, spmd.Sum)
 	if watchdog != nil && !watchdog.Stop() {
 		// The watchdog fired: the message is out and the job is ending.
-		return &jobFailed{code: int(code), rank: comm.Rank()}
+		return &jobFailed{code: code, rank: me}
 	}
-	if e1 != nil || e2 != nil {
+	if rerr != nil {
 		// Only the in-process runtime returns here (aborted by a peer).
 		if err != nil && done == nil {
-			printErr(stderr, mu, comm.Rank(), err)
-			return &jobFailed{code: int(code), rank: comm.Rank()}
+			printErr(stderr, mu, me, err)
+			return &jobFailed{code: code, rank: me}
 		}
 		if done != nil {
 			return done
 		}
 		return &jobFailed{code: ExitFailure, rank: -1}
 	}
-	if first[0] == math.MaxInt64 {
+	copy(vec, v)
+	first, worst := math.MaxInt, 0
+	for r := range size {
+		c := int(v[len(vec)+2*r])
+		if c == 0 {
+			continue
+		}
+		worst = max(worst, c)
+		at := r
+		if by := int(v[len(vec)+2*r+1]); by > 0 {
+			at = by - 1
+		}
+		first = min(first, at)
+	}
+	if worst == 0 {
 		return nil
 	}
-	if first[0] == int64(comm.Rank()) && done == nil {
-		printErr(stderr, mu, comm.Rank(), err)
+	if first == me && done == nil {
+		printErr(stderr, mu, me, err)
 	}
-	return &jobFailed{code: int(worst[0]), rank: int(first[0])}
+	return &jobFailed{code: worst, rank: first}
 }
 
 func printErr(w io.Writer, mu *sync.Mutex, rank int, err error) {
@@ -256,7 +283,11 @@ func rankMain(rt spmd.Runtime, roles spmd.Roles, opts *Options, stdout, stderr i
 		out = stdout
 	}
 	j := &Job{World: w, Opts: opts, Out: out, Err: stderr, errMu: mu, Start: start, cluster: cluster}
-	err = fn(j)
+	stop, err := startProfile(opts.CPUProfile, w.Rank(), opts.Local)
+	if err == nil {
+		err = fn(j)
+		stop()
+	}
 	return j.Agree(err)
 }
 
@@ -283,4 +314,25 @@ func hostname() string {
 		return "?"
 	}
 	return h
+}
+
+// startProfile starts this rank's CPU profile (--cpuprofile) and returns
+// what stops it. In-process jobs profile the process once, from rank 0.
+func startProfile(prefix string, rank int, local bool) (func(), error) {
+	if prefix == "" || (local && rank != 0) {
+		return func() {}, nil
+	}
+	path := fmt.Sprintf("%s.rank%d.pprof", prefix, rank)
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, BadInputf("launch: --cpuprofile: %v", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, errors.Wrapf(err, "launch: --cpuprofile %s", path)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/dmg-hpc/dmg/csr"
-	"github.com/dmg-hpc/dmg/rank"
+	"github.com/dmg-hpc/dmg/job"
 	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/dustin/go-humanize"
 	"github.com/pkg/errors"
@@ -84,7 +84,7 @@ func loadBody(j *Job, rf *runFlags) error {
 	}
 	cfg.LoadOnly = true
 	cfg.LoadProgress = loadProgress(j)
-	out, err := rank.Execute(j.World, cfg)
+	out, err := job.Execute(j.World, cfg)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/dmg-hpc/dmg/rank"
+	"github.com/dmg-hpc/dmg/job"
 	"github.com/pkg/errors"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -102,7 +102,7 @@ func benchModes(j *Job, common []string, variantSpec, baseline string) error {
 			return errors.Wrapf(err, "launch: variant %s", v.name)
 		}
 		j.Logf("bench modes: %s (%s)", v.name, strings.Join(v.flags, " "))
-		out, err := rank.Execute(j.World, cfg)
+		out, err := job.Execute(j.World, cfg)
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,9 @@ type Options struct {
 	Local   bool   // --local: every rank a goroutine in this process
 	Verbose bool   // -v: per-rank progress lines on stderr
 	JSON    string // --json FILE: the machine-readable report
+	// CPUProfile is --cpuprofile PREFIX: each rank writes a Go CPU profile
+	// of its whole run to PREFIX.rankN.pprof (go tool pprof reads it).
+	CPUProfile string
 }
 
 func (o *Options) register(fs *pflag.FlagSet) {
@@ -18,6 +21,7 @@ func (o *Options) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Local, "local", false, "run every rank as a goroutine in this process (in-process fabric) instead of under mpirun/srun")
 	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "log per-rank progress on stderr")
 	fs.StringVar(&o.JSON, "json", "", "also write the report as JSON to `FILE` (- for stdout)")
+	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "each rank writes a CPU profile of its run to `PREFIX`.rankN.pprof (for go tool pprof)")
 }
 
 // roles resolves --roles for a world of the given size (0: unknown yet).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/job"
 	"github.com/dmg-hpc/dmg/rank"
 	"github.com/dmg-hpc/dmg/update"
 	"github.com/dmg-hpc/dmg/verbs"
@@ -53,7 +54,9 @@ type runFlags struct {
 	noCollab    bool
 	noRefRD     bool
 	noValRD     bool
+	noPull      bool
 	refrdMin    uint32
+	mergeGap    string
 	refrdPuller bool
 	valrdApply  string
 	entrySize   int
@@ -65,7 +68,7 @@ type runFlags struct {
 
 func (r *runFlags) register(fs *pflag.FlagSet) {
 	r.fs = fs
-	fs.StringVar(&r.algo, "algo", "", "algorithm: "+strings.Join(rank.Algorithms, ", "))
+	fs.StringVar(&r.algo, "algo", "", "algorithm: "+strings.Join(algo.Names(), ", "))
 	fs.StringVar(&r.graph, "graph", DefaultGraph, "graph: a file (.properties of LDBC Graphalytics, SNAP .txt, .el, .wel, .mtx, binary; .gz read transparently) or a generator kron:SCALE[:EF], uniform:N:M")
 	fs.StringVar(&r.out, "out", "", "write the vertex results to `FILE` in Graphalytics format (id value)")
 	fs.BoolVar(&r.verify, "verify", false, "check the result with the serial verifier on rank 0; a mismatch fails the run")
@@ -74,7 +77,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.Float64Var(&r.damping, "damping", 0, "PageRank damping factor (default: the properties, else 0.85)")
 	fs.IntVar(&r.workers, "workers", 0, "worker goroutines per compute node (default: its cores)")
 	fs.IntVar(&r.inflight, "inflight", 1, "goroutines per worker, each with its own endpoint, keeping several batches in flight (raise it on fabrics with µs latency)")
-	fs.IntVar(&r.batch, "batch", 256, "vertices per batch claimed by a worker")
+	fs.IntVar(&r.batch, "batch", 1024, "vertices per task claimed by a worker (at most one loading batch)")
 	fs.StringVar(&r.mnMem, "mn-mem", "", "pool size of each memory node, e.g. 8GiB (default: what the graph and mailboxes need plus 64 KiB)")
 	fs.StringVar(&r.fabric, "fabric", "", "libfabric provider: shm, tcp, verbs, efa, cxi, ... (default: shm on one host, else tcp)")
 	fs.DurationVar(&r.timeout, "timeout", verbs.DefaultTimeout, "how long to wait for a fabric completion before failing")
@@ -90,7 +93,9 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&r.noCollab, "no-collab", false, "ablation: direct remote update in dense iterations too")
 	fs.BoolVar(&r.noRefRD, "no-refrd", false, "ablation: no pass-by-reference redistribution")
 	fs.BoolVar(&r.noValRD, "no-valrd", false, "ablation: no pass-by-value redistribution")
-	fs.Uint32Var(&r.refrdMin, "refrd-min", 16, "RefRD: segments of at least `T` edges for another CN are sent by reference")
+	fs.BoolVar(&r.noPull, "no-pull", false, "ablation: dense iterations push local candidates (a CAS per edge) instead of gathering them at the destination")
+	fs.Uint32Var(&r.refrdMin, "refrd-min", 256, "RefRD: segments of at least `T` edges for another CN are sent by reference")
+	fs.StringVar(&r.mergeGap, "merge-gap", "auto", "reads at most `SIZE` apart are merged into one (auto: the fabric's break-even, 32KiB on shm, 2KiB on RDMA NICs)")
 	fs.BoolVar(&r.refrdPuller, "refrd-puller", false, "RefRD: a goroutine per CN drains its mailbox while the push runs (pays when a CN has a core to spare)")
 	fs.StringVar(&r.valrdApply, "valrd-apply", "auto", "who applies ValRD pairs: cn (the owner CN), mn (the MN holding the mailbox) or auto (try both, keep the faster per pair)")
 	fs.Uint64Var(&r.hubDegree, "hub-degree", 0, "vertices with more out-edges are split into edge-range tasks of at most `D` edges (default: max(1024, chunk edges/(16·goroutines)))")
@@ -114,15 +119,15 @@ func runCmd(opts *Options, run func(body) int) *cobra.Command {
 	return c
 }
 
-func (r *runFlags) jobConfig(j *Job) (rank.JobConfig, error) {
-	cfg := rank.JobConfig{
+func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
+	cfg := job.Config{
 		Algo: r.algo, Graph: r.graph, KeepGraph: r.verify,
 		Csr:        csr.Options{Seed: r.seed, Undirected: r.undirected, Weighted: r.weighted},
 		Source:     uint64(r.source),
 		HasSource:  r.fs.Changed("source"),
 		Iterations: r.iterations, Damping: r.damping, Alpha: r.alpha,
-		Engine: rank.Config{Workers: r.workers, Inflight: r.inflight, Batch: r.batch, DenseDivisor: r.dense, Agree: j.Agree, Logf: j.Logf,
-			Mode: r.mode, NoMerge: r.noMerge, NoDoorbell: r.noDoorbell, NoCollab: r.noCollab, NoRefRD: r.noRefRD, NoValRD: r.noValRD,
+		Engine: rank.Config{Workers: r.workers, Inflight: r.inflight, Batch: r.batch, DenseDivisor: r.dense, Sync: j.Sync, Logf: j.Logf,
+			Mode: r.mode, NoMerge: r.noMerge, NoDoorbell: r.noDoorbell, NoCollab: r.noCollab, NoRefRD: r.noRefRD, NoValRD: r.noValRD, NoPull: r.noPull,
 			RefRDMin: r.refrdMin, RefRDPuller: r.refrdPuller, ValRDApply: r.valrdApply, HubDegree: r.hubDegree, NoSteal: r.noSteal, NoHubSplit: r.noHubSplit},
 		Layout: csr.LayoutConfig{EntrySize: r.entrySize, NoInPlace: r.noInPlace},
 	}
@@ -134,7 +139,7 @@ func (r *runFlags) jobConfig(j *Job) (rank.JobConfig, error) {
 	}
 	cfg.LoadProgress = loadProgress(j)
 	if r.algo == "" {
-		return cfg, BadInputf("launch: --algo is required; one of %s", strings.Join(rank.Algorithms, ", "))
+		return cfg, BadInputf("launch: --algo is required; one of %s", strings.Join(algo.Names(), ", "))
 	}
 	if r.mnMem != "" {
 		b, err := humanize.ParseBytes(r.mnMem)
@@ -145,6 +150,13 @@ func (r *runFlags) jobConfig(j *Job) (rank.JobConfig, error) {
 	}
 	if r.batch < 1 || r.workers < 0 || r.inflight < 1 || r.dense <= 0 || r.alpha < 0 || r.timeout <= 0 {
 		return cfg, BadInputf("launch: --batch ≥ 1, --workers ≥ 0, --inflight ≥ 1, --dense-threshold > 0, --alpha ≥ 0 and --timeout > 0 are required")
+	}
+	if r.mergeGap != "auto" {
+		b, err := humanize.ParseBytes(r.mergeGap)
+		if err != nil || b > 1<<30 {
+			return cfg, BadInputf("launch: --merge-gap %q is not a size like 32KiB or auto", r.mergeGap)
+		}
+		cfg.Engine.MergeGap = max(1, int(b))
 	}
 	prof, err := verbs.ParseProfile(r.nic)
 	if err != nil {
@@ -191,7 +203,7 @@ func runJobBody(j *Job, rf *runFlags) error {
 	if err != nil {
 		return err
 	}
-	out, err := rank.Execute(j.World, cfg)
+	out, err := job.Execute(j.World, cfg)
 	if err != nil {
 		return err
 	}
@@ -217,38 +229,12 @@ func runJobBody(j *Job, rf *runFlags) error {
 	return writeJSON(j, rep)
 }
 
-func writeValues(path string, out *rank.Outcome) error {
-	g, v := out.Graph, out.Result.Values
-	var err error
-	switch out.Program.Name {
-	case "pagerank", "sssp":
-		err = algo.WriteOutput(path, g, algo.Floats(v))
-	case "bfs":
-		err = algo.WriteOutput(path, g, algo.Ints(v))
-	default: // wcc: label by the external id of the component's least vertex
-		labels := make([]uint64, len(v))
-		for i, l := range v {
-			labels[i] = g.ExternalID(uint32(l))
-		}
-		err = algo.WriteOutput(path, g, labels)
-	}
-	return errors.Wrapf(err, "launch: writing --out %s", path)
+func writeValues(path string, out *job.Outcome) error {
+	return errors.Wrapf(out.Algorithm.WriteResult(path, out.Graph, out.Result.Values), "launch: writing --out %s", path)
 }
 
-func verifyOutcome(out *rank.Outcome) error {
-	g, v, p := out.Graph, out.Result.Values, out.Program
-	var err error
-	switch p.Name {
-	case "pagerank":
-		err = algo.VerifyPageRank(g, p.Iterations, out.Damping, algo.Floats(v))
-	case "bfs":
-		err = algo.VerifyBFS(g, out.Source, algo.Ints(v))
-	case "wcc":
-		err = algo.VerifyWCC(g, v)
-	case "sssp":
-		err = algo.VerifySSSP(g, out.Source, algo.Floats(v))
-	}
-	return errors.Wrap(err, "launch: --verify failed")
+func verifyOutcome(out *job.Outcome) error {
+	return errors.Wrap(out.Algorithm.VerifyResult(out.Graph, out.Params, out.Result.Values), "launch: --verify failed")
 }
 
 // runReport is the report of a run, human and --json.
@@ -263,11 +249,12 @@ type runReport struct {
 		CN int `json:"cn"`
 		MN int `json:"mn"`
 	} `json:"roles"`
-	Mode      string   `json:"mode"`
-	Ablations []string `json:"ablations"`
-	Fabric    string   `json:"fabric"`
-	Workers   int      `json:"workers"`
-	Times     struct {
+	Mode       string     `json:"mode"`
+	Ablations  []string   `json:"ablations"`
+	Parameters parameters `json:"parameters"`
+	Fabric     string     `json:"fabric"`
+	Workers    int        `json:"workers"`
+	Times      struct {
 		Load      float64 `json:"load_s"`
 		Partition float64 `json:"partition_s"`
 		Compute   float64 `json:"compute_s"`
@@ -288,6 +275,10 @@ type runReport struct {
 	MNUsedBytes     []uint64         `json:"mn_used_bytes"`
 	ModeledFabricS  float64          `json:"modeled_fabric_s"`
 	AtomicsPerEdge  float64          `json:"remote_atomics_per_edge"`
+	CPUNanosPerEdge float64          `json:"cn_cpu_ns_per_edge"`
+	CNCPUSeconds    float64          `json:"cn_cpu_s"`
+	ReverseBytes    []uint64         `json:"reverse_adjacency_bytes"`
+	Symmetric       bool             `json:"symmetric"`
 	Updates         update.Stats     `json:"updates"`
 	ValRDApply      string           `json:"valrd_apply"`
 	InPlaceShare    float64          `json:"in_place_share"`
@@ -305,8 +296,23 @@ type verbsReport struct {
 	RoundTrips   uint64 `json:"round_trips"`
 }
 
-func newRunReport(j *Job, out *rank.Outcome) *runReport {
-	r := &runReport{Algo: out.Program.Name, Mode: out.Mode, Ablations: out.Ablations, Fabric: out.Provider}
+// parameters are the algorithm's parameters in effect.
+type parameters struct {
+	Source     *uint64 `json:"source,omitempty"` // external id
+	SourceFrom string  `json:"source_from,omitempty"`
+	Iterations int     `json:"iterations,omitempty"`
+	Damping    float64 `json:"damping,omitempty"`
+}
+
+func newRunReport(j *Job, out *job.Outcome) *runReport {
+	r := &runReport{Algo: out.Algorithm.Name, Mode: out.Mode, Ablations: out.Ablations, Fabric: out.Provider}
+	if out.Algorithm.Source {
+		id := out.SourceID
+		r.Parameters.Source, r.Parameters.SourceFrom = &id, out.SourceFrom
+	}
+	r.Parameters.Iterations, r.Parameters.Damping = out.Params.Iterations, out.Params.Damping
+	r.CPUNanosPerEdge, r.CNCPUSeconds = out.Result.CPUNanosPerEdge, out.Result.CNCPUSeconds
+	r.ReverseBytes, r.Symmetric = out.InBytes, out.Symmetric
 	r.Graph.Vertices, r.Graph.Edges = out.Vertices, out.Edges
 	if out.Meta != nil { // the CNs read the graph, the MNs only learn its shape
 		r.Graph.Name = out.Meta.Name
@@ -380,7 +386,7 @@ func (r *runReport) print(j *Job) {
 		hn(u.Candidates), hn(u.Local), hn(u.ValRD), hn(u.Combined), hn(u.RefRD), hn(u.RefItems), pulled, hn(u.Direct), hb(u.RDBytes), hn(u.Flushes), hn(u.Spills), r.AtomicsPerEdge, r.ValRDApply)
 	fmt.Fprintf(w, "workload: stage-1 imbalance %.3f (max/mean α|V|+|E| of the chunks), stage-2 tail ratio %.2f (max/median worker busy time), %s steals, hub threshold %d edges\n",
 		r.Balance.Imbalance, r.Balance.TailRatio, hn(r.Balance.Steals), r.Balance.HubDegree)
-	fmt.Fprintf(w, "modelled fabric time on %s: %.4fs\n", r.NICProfile, r.ModeledFabricS)
+	fmt.Fprintf(w, "modelled fabric time on %s: %.4fs; CN CPU %.2fs, %.1f ns per edge\n", r.NICProfile, r.ModeledFabricS, r.CNCPUSeconds, r.CPUNanosPerEdge)
 	fmt.Fprintf(w, "memory: CN cache %s max per CN; MN used/pool %s\n", hb(r.CNCacheBytesMax), strings.Join(pools, ", "))
 	if r.Verified {
 		fmt.Fprintln(w, "verified: the serial verifier accepts the result")

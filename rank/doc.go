@@ -1,23 +1,58 @@
-// Package rank is the per-rank engine of DMG: what a compute node does in
-// each iteration of a vertex program, over a graph stored on the memory
-// nodes (Store) and reached through package verbs.
+// Package rank is the per-rank engine of DMG: what a compute node (CN)
+// does in each iteration of a vertex program (algo.Program) over a graph
+// stored on the memory nodes (Store), reached through package verbs, and
+// what a memory node (MN) does meanwhile. Package job prepares the store
+// and calls Run.
 //
-// Each CN owns a contiguous chunk of vertices (balance.Chunks). Its cache is
-// the current values and next-iteration accumulators of that chunk only, so
-// CN memory is about |V|·16 B/#CN, not |V|. An iteration:
+// Each CN owns a contiguous chunk [lo, hi) of the vertices (balance,
+// stage 1). Its cache is that chunk's current values, accumulators,
+// contributions, out-degrees and frontier: about 28 bytes per own vertex,
+// |V|/C per CN, whatever the number of workers. The workers are goroutines
+// made once per job (a gang), each with its endpoint, read merger, fetch
+// path and update coordinator (package update); no goroutine, buffer or
+// endpoint is made per iteration.
 //
-//  1. push: workers claim batches of consecutive vertices of the chunk; for
-//     a batch with active vertices, one READ fetches its offsets and one
-//     merged, doorbell-batched READ the edge lists of its active vertices.
-//     Each edge's candidate goes to the local cache when the destination is
-//     in the chunk, and otherwise is combined per destination and applied to
-//     the destination's inbox word on its MN with remote CAS (direct remote
-//     update; collaborative update comes with package update);
-//  2. barrier, then apply: the CN reads its chunk's inbox words (large
-//     READs), folds them into the cache, applies the program, writes the new
-//     values back to DM with large WRITEs and resets the inbox;
-//  3. small all-reductions: active vertices and edges (the dense/sparse
-//     classification at |E|/20 is logged per iteration), dangling mass.
+// One iteration is bulk-synchronous:
 //
-// MNs take part in the collectives while their pools serve the fabric.
+//  1. Push. Workers claim tasks (balance.Queue, stage 2 with stealing):
+//     runs of the chunk's vertices in a dense iteration, runs of the
+//     sorted frontier list in a sparse one. A task's index entries come in
+//     one merged READ, then the list segments the iteration needs in one
+//     more (in-place entries carry their edges). Edges are routed by
+//     segment, never one by one: the entry holds each list's segment
+//     lengths per chunk.
+//     - Dense iterations pull the local segment: a vertex gathers, from
+//     its in-neighbours in the chunk, their contributions (the identity
+//     for inactive ones), so no accumulator is written by two workers and
+//     no atomic is needed (traversals skip reached vertices and stop at
+//     the first active in-neighbour). On a symmetric graph the out-lists
+//     are the in-lists; a directed graph's in-lists are a second layout
+//     (Store.In).
+//     - Segments for other chunks go to the update coordinator: in dense
+//     iterations by reference (RefRD, long segments, not fetched) or by
+//     value (ValRD, pre-combined pairs in mailbox blocks); in sparse ones
+//     by direct remote update (CAS on the destination's inbox word, the
+//     first toucher logging it, candidates of monotone kernels dropped
+//     when not below the current value).
+//     - Sparse iterations push the local segment with one CAS per edge
+//     (Ligra's sparse push), recording the vertices they touch.
+//  2. Barrier. (When the MNs apply ValRD pairs, they do it now, and a
+//     second barrier follows.)
+//  3. Apply. Each worker owns a lane: a 64-aligned range of the chunk.
+//     The workers read the RefRD segments and ValRD blocks cooperatively
+//     and each folds the part that falls in its lane, then turns its
+//     lane's accumulators into the next values (Program.Update), sets the
+//     next frontier's bits and contributions, and writes its values back
+//     to DM in large WRITEs. A sparse apply visits only the touched
+//     vertices: those the workers took from the identity and those the
+//     touched log names (whose inbox words it reads and resets).
+//  4. One fused all-reduce: the next frontier's vertices and edges
+//     (dense or sparse next, at |E|/Config.DenseDivisor), the dangling
+//     mass, the failure flag, the counters and the NIC model's loads.
+//
+// The inner loops over edges are package reduce's, specialised per
+// reduction and edge map; kernels are called per range of vertices, never
+// per edge. The baselines (DESIGN.md §8) are the same engine with another
+// fetch path and update path: naive.go and famgraph.go beside dmg.go,
+// chosen once as a mode.
 package rank

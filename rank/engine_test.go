@@ -1,200 +1,370 @@
-package rank
+package rank_test
 
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/job"
+	"github.com/dmg-hpc/dmg/rank"
 	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/dmg-hpc/dmg/verbs"
 	"github.com/dmg-hpc/dmg/verbs/memfab"
 )
 
-// runLocal executes one job in-process and returns rank 0's outcome.
-func runLocal(t *testing.T, roles spmd.Roles, cfg JobConfig) *Outcome {
+// The engine against a deliberately simple serial reference: the same
+// vertex program, run by reference() below with one loop over the edges
+// per iteration and no partitioning, remote memory, frontier forms,
+// routing or lanes. Every mode and ablation, on several role layouts and
+// on random graphs with hubs, isolated vertices, self-loops, duplicate
+// edges and weights, must give the reference's values (bit for bit for
+// minima and integer sums, within 1e-12 for PageRank) and the reference's
+// number of active vertices in every iteration.
+
+// reference runs p on g serially and returns its values and the active
+// vertices of each iteration.
+func reference(g *csr.Graph, p algo.Program) ([]uint64, []uint64) {
+	s := p.Spec()
+	n := g.N
+	val, acc, next := make([]uint64, n), make([]uint64, n), make([]uint64, n)
+	active := make([]bool, n)
+	p.Init(0, n, val, active)
+	deg := make([]uint32, n)
+	for v := range n {
+		deg[v] = uint32(g.Degree(v))
+	}
+	contrib := make([]uint64, n)
+	ed, _ := algo.EdgerOf(p)
+	combine := func(a, b uint64) uint64 {
+		switch {
+		case s.Reduce == algo.Min && s.Float:
+			return math.Float64bits(min(math.Float64frombits(a), math.Float64frombits(b)))
+		case s.Reduce == algo.Min:
+			return min(a, b)
+		case s.Float:
+			return math.Float64bits(math.Float64frombits(a) + math.Float64frombits(b))
+		}
+		return a + b
+	}
+	var counts []uint64
+	maxIter := s.Iterations
+	if maxIter == 0 {
+		maxIter = int(n) + 1
+	}
+	for it := 0; it < maxIter; it++ {
+		var na uint64
+		for v := range n {
+			if active[v] || s.AllActive {
+				na++
+			}
+		}
+		if s.Iterations == 0 && na == 0 {
+			break
+		}
+		counts = append(counts, na)
+		dangling := 0.0
+		for v := range n {
+			if deg[v] == 0 && s.Dangling {
+				dangling += math.Float64frombits(val[v])
+			}
+			acc[v] = s.Identity
+		}
+		p.Contributions(val, deg, contrib)
+		var one [1]uint64
+		for u := range n {
+			if !active[u] && !s.AllActive {
+				continue
+			}
+			for i := g.Offsets[u]; i < g.Offsets[u+1]; i++ {
+				v := g.Dst[i]
+				var w float32 = 1
+				if g.Weights != nil {
+					w = float32(g.Weights[i])
+				}
+				cand := contrib[u]
+				switch s.Edge {
+				case algo.AddWeight:
+					cand = math.Float64bits(math.Float64frombits(cand) + float64(w))
+				case algo.Custom:
+					ed.Edges(u, cand, []uint32{v}, []float32{w}, one[:])
+					cand = one[0]
+				}
+				acc[v] = combine(acc[v], cand)
+			}
+		}
+		p.Update(acc, val, next, &algo.Iteration{Index: it, N: n, Dangling: dangling})
+		for v := range n {
+			active[v] = next[v] != val[v]
+			val[v] = next[v]
+		}
+	}
+	return val, counts
+}
+
+// randomGraph writes a random edge list to dir and returns its path:
+// n vertices with sparse external ids (a tenth of them isolated), a
+// power-law degree spread with a few hubs, self-loops, duplicate edges and
+// weights in (0, 1].
+func randomGraph(t testing.TB, dir string, seed uint64, n, m int) string {
 	t.Helper()
-	if cfg.Engine.Workers == 0 {
-		cfg.Engine.Workers = 2
+	r := rand.New(rand.NewPCG(seed, 7))
+	pick := func() int {
+		// Skewed: small ranks much more often; ranks map to ids by a
+		// permutation so hubs are spread over the chunks.
+		x := int(float64(n) * math.Pow(r.Float64(), 3))
+		return min(x, n-1)
 	}
-	if cfg.Engine.Batch == 0 {
-		cfg.Engine.Batch = 64
+	perm := r.Perm(n)
+	live := n - n/10
+	id := func(i int) uint64 { return uint64(perm[i%live])*7 + 3 }
+	var b strings.Builder
+	write := func(u, v int) {
+		fmt.Fprintf(&b, "%d %d %.6f\n", id(u), id(v), 0.001+r.Float64())
 	}
-	out, err := runJob(roles, cfg)
+	for range m {
+		u, v := pick(), r.IntN(n)
+		if r.IntN(3) == 0 {
+			u, v = v, u
+		}
+		write(u, v)
+		switch r.IntN(20) {
+		case 0:
+			write(u, u) // a self-loop
+		case 1:
+			write(u, v) // a duplicate
+		}
+	}
+	for i := range 3 { // hubs
+		for v := range n / 2 {
+			if r.IntN(2) == 0 {
+				write(i, v)
+			}
+		}
+	}
+	// The isolated vertices still appear in the vertex set: one edge from
+	// each to itself is dropped as a self-loop, leaving it isolated.
+	for i := live; i < n; i++ {
+		fmt.Fprintf(&b, "%d %d 1\n", uint64(perm[i])*7+3, uint64(perm[i])*7+3)
+	}
+	path := filepath.Join(dir, fmt.Sprintf("g%d.wel", seed))
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// runJob executes one job over the in-process fabric and returns rank 0's
+// outcome.
+func runJob(t testing.TB, roles spmd.Roles, cfg job.Config) *job.Outcome {
+	t.Helper()
+	out, err := tryJob(roles, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return out
 }
 
-// runJob executes one job over the in-process fabric and returns rank 0's
-// outcome and the job's first error.
-func runJob(roles spmd.Roles, cfg JobConfig) (*Outcome, error) {
+func tryJob(roles spmd.Roles, cfg job.Config) (*job.Outcome, error) {
 	cluster := memfab.NewCluster()
-	outs := make([]*Outcome, roles.Size())
+	outs := make([]*job.Outcome, roles.Size())
 	err := spmd.RunLocal(roles.Size(), func(rt spmd.Runtime) error {
 		w, err := spmd.NewWorld(rt, roles)
 		if err != nil {
 			return err
 		}
 		c := cfg
-		c.KeepGraph = true // the tests verify against the whole graph
+		c.KeepGraph = true
 		c.Open = func(vc verbs.Config) (verbs.Network, error) { return memfab.Open(cluster, w, vc) }
-		out, err := Execute(w, c)
+		if c.Engine.Workers == 0 {
+			c.Engine.Workers = 2
+		}
+		out, err := job.Execute(w, c)
 		outs[w.Rank()] = out
 		return err
 	})
 	return outs[0], err
 }
 
-// Each kernel, run through the engine over the in-process fabric, agrees
-// with its serial verifier and with the reference implementation, for
-// several role layouts.
-func TestKernelsAgreeWithReference(t *testing.T) {
-	layouts := []spmd.Roles{{CN: 1, MN: 1}, {CN: 2, MN: 1}, {CN: 3, MN: 2}}
-	graphs := []string{"kron:10", "uniform:500:3000"}
-	for _, gs := range graphs {
-		for _, roles := range layouts {
-			for _, a := range Algorithms {
-				for name, ec := range engineVariants {
-					checkKernel(t, roles, gs, a, name, ec)
-				}
-			}
+// kernelCase is a kernel under test: a registered one or a test kernel.
+type kernelCase struct {
+	name    string
+	algo    string       // a registered algorithm, or "" for prog
+	prog    algo.Program // a test kernel, run through the registry's pagerank slot
+	graph   csr.Options
+	iterate int
+}
+
+// The test kernels exercise what the registered ones do not: an integer
+// sum (FAA on DM) and a custom edge map (candidates from the ids).
+
+// inDegree counts each vertex's in-edges: one iteration of an integer sum.
+type inDegree struct{}
+
+func (inDegree) Spec() algo.Spec {
+	return algo.Spec{Reduce: algo.Sum, Identity: 0, Iterations: 1, AllActive: true}
+}
+func (inDegree) Init(_, _ uint32) (uint64, bool)                { return 0, true }
+func (inDegree) Contribution(uint64, uint32) uint64             { return 1 }
+func (inDegree) Update(acc, _ uint64, _ *algo.Iteration) uint64 { return acc }
+
+// labelHop propagates minimum labels where an edge adds (dst mod 3): its
+// candidates depend on the destination id (algo.Custom).
+type labelHop struct{}
+
+func (labelHop) Spec() algo.Spec {
+	return algo.Spec{Reduce: algo.Min, Edge: algo.Custom, Identity: math.MaxUint64, Monotone: true}
+}
+func (labelHop) Init(v, _ uint32) (uint64, bool)                  { return uint64(v) * 4, true }
+func (labelHop) Contribution(l uint64, _ uint32) uint64           { return l }
+func (labelHop) Update(acc, old uint64, _ *algo.Iteration) uint64 { return min(acc, old) }
+func (labelHop) Edges(_ uint32, c uint64, dst []uint32, _ []float32, out []uint64) {
+	for i, d := range dst {
+		out[i] = c + uint64(d%3)
+	}
+}
+
+func kernels() []kernelCase {
+	return []kernelCase{
+		{name: "pagerank", algo: "pagerank"},
+		{name: "bfs", algo: "bfs"},
+		{name: "wcc", algo: "wcc"},
+		{name: "sssp", algo: "sssp"},
+		{name: "indegree", prog: algo.Words[uint64](inDegree{})},
+		{name: "labelhop", prog: algo.Words[uint64](labelHop{})},
+	}
+}
+
+// algorithm is the kernel case as the job runs it.
+func (k kernelCase) algorithm(t testing.TB) *algo.Algorithm {
+	if k.algo != "" {
+		a, err := algo.Lookup(k.algo)
+		if err != nil {
+			t.Fatal(err)
 		}
+		return &a
+	}
+	return &algo.Algorithm{Name: k.name, Kind: algo.KindPR,
+		Configure: func(p algo.Params, _ *csr.Meta) (algo.Params, error) { return p, nil },
+		New:       func(algo.Params) algo.Program { return k.prog }}
+}
+
+// variant is an engine configuration every kernel must agree in.
+type variant struct {
+	name   string
+	engine rank.Config
+	layout csr.LayoutConfig
+}
+
+func variants() []variant {
+	return []variant{
+		{name: "dmg"},
+		{name: "naive", engine: rank.Config{Mode: rank.ModeNaive}},
+		{name: "famgraph", engine: rank.Config{Mode: rank.ModeFAMGraph}},
+		{name: "no-pull", engine: rank.Config{NoPull: true}},
+		{name: "no-collab", engine: rank.Config{NoCollab: true}},
+		{name: "no-refrd", engine: rank.Config{NoRefRD: true}},
+		{name: "no-valrd", engine: rank.Config{NoValRD: true}},
+		{name: "no-merge-no-doorbell", engine: rank.Config{NoMerge: true, NoDoorbell: true}},
+		{name: "refrd-all", engine: rank.Config{RefRDMin: 1}},
+		{name: "puller", engine: rank.Config{RefRDPuller: true, RefRDMin: 1}},
+		{name: "valrd-at-mn", engine: rank.Config{ValRDApply: "mn", RefRDMin: 1000}},
+		{name: "tiny-mailboxes", engine: rank.Config{ValMailbox: 24, RefMailbox: 48, RefRDMin: 2}},
+		{name: "puller-tiny", engine: rank.Config{RefRDPuller: true, ValMailbox: 40, RefMailbox: 48, RefRDMin: 2}},
+		{name: "hubs", engine: rank.Config{HubDegree: 5, Workers: 3, Batch: 7}},
+		{name: "hubs-no-split", engine: rank.Config{HubDegree: 5, NoHubSplit: true, NoSteal: true}},
+		{name: "all-sparse", engine: rank.Config{DenseDivisor: 1e-9}},
+		{name: "all-dense", engine: rank.Config{DenseDivisor: 1e12}},
+		{name: "one-worker", engine: rank.Config{Workers: 1, Batch: 3, MergeGap: 1}},
+		{name: "entry-16-no-inplace", layout: csr.LayoutConfig{EntrySize: 16, NoInPlace: true}},
+		{name: "entry-64", layout: csr.LayoutConfig{EntrySize: 64}, engine: rank.Config{Inflight: 2}},
 	}
 }
 
-// engineVariants are the modes and ablations every kernel must agree in;
-// tiny mailboxes force spills and every collaborative path.
-var engineVariants = map[string]Config{
-	"dmg":          {},
-	"naive":        {Mode: ModeNaive},
-	"famgraph":     {Mode: ModeFAMGraph},
-	"no-collab":    {NoCollab: true},
-	"no-refrd":     {NoRefRD: true},
-	"no-valrd":     {NoValRD: true},
-	"no-merge":     {NoMerge: true},
-	"no-doorbell":  {NoDoorbell: true},
-	"refrd-all":    {RefRDMin: 1},
-	"valrd-at-mn":  {ValRDApply: "mn"},
-	"tiny-mailbox": {ValMailbox: 24, RefMailbox: 48, RefRDMin: 2},
-	"one-worker":   {Workers: 1, Batch: 7},
-	"puller":       {RefRDPuller: true, RefRDMin: 1},
-	"puller-tiny":  {RefRDPuller: true, ValMailbox: 24, RefMailbox: 48, RefRDMin: 2},
-}
-
-func checkKernel(t *testing.T, roles spmd.Roles, gs, a, name string, ec Config) {
-	{
-		t.Run(fmt.Sprintf("%s/%s/%s/%s", gs, roles, a, name), func(t *testing.T) {
-			{
-				{
-					out := runLocal(t, roles, JobConfig{Algo: a, Graph: gs, Csr: csr.Options{Seed: 7}, Engine: ec})
-					g, v := out.Graph, out.Result.Values
-					if uint32(len(v)) != g.N {
-						t.Fatalf("%d values for %d vertices", len(v), g.N)
-					}
-					var err error
-					switch a {
-					case "pagerank":
-						err = algo.VerifyPageRank(g, 20, 0.85, algo.Floats(v))
-					case "bfs":
-						err = algo.VerifyBFS(g, out.Source, algo.Ints(v))
-						ref := algo.ReferenceBFS(g, out.Source)
-						for i := range ref {
-							if ref[i] != int64(v[i]) {
-								t.Fatalf("bfs vertex %d: %d, reference %d", i, v[i], ref[i])
-							}
-						}
-					case "wcc":
-						err = algo.VerifyWCC(g, v)
-					case "sssp":
-						err = algo.VerifySSSP(g, out.Source, algo.Floats(v))
-						ref := algo.ReferenceSSSP(g, out.Source)
-						for i := range ref {
-							if got := math.Float64frombits(v[i]); got != ref[i] && math.Abs(got-ref[i]) > 1e-9*ref[i] {
-								t.Fatalf("sssp vertex %d: %g, reference %g", i, got, ref[i])
-							}
-						}
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-					if len(out.Result.Iterations) == 0 || out.Result.Verbs.Reads == 0 {
-						t.Fatalf("no iterations or no reads: %+v", out.Result)
-					}
-					checkPaths(t, roles, a, ec, out)
-				}
-			}
-		})
-	}
-}
-
-// checkPaths asserts that the update paths the variant promises were used.
-func checkPaths(t *testing.T, roles spmd.Roles, a string, ec Config, out *Outcome) {
+// check runs kernel k in variant v on the graph at path over roles and
+// compares it with the reference.
+func check(t *testing.T, path string, roles spmd.Roles, k kernelCase, v variant) {
 	t.Helper()
-	r := out.Result
-	u := r.Updates
-	if (a == "bfs" || a == "sssp") && out.Graph.Degree(out.Source) == 0 {
-		return // nothing to propagate
+	alg := k.algorithm(t)
+	cfg := job.Config{Graph: path, Kernel: alg, Engine: v.engine, Layout: v.layout}
+	out := runJob(t, roles, cfg)
+	g := out.Graph
+	prog := alg.New(out.Params)
+	want, counts := reference(g, prog)
+	got := out.Result.Values
+	if len(got) != len(want) {
+		t.Fatalf("%d values for %d vertices", len(got), len(want))
 	}
-	if u.Candidates == 0 {
-		t.Fatalf("no update candidates: %+v", u)
+	s := prog.Spec()
+	for i := range want {
+		if got[i] == want[i] {
+			continue
+		}
+		if s.Reduce == algo.Sum && s.Float {
+			x, y := math.Float64frombits(got[i]), math.Float64frombits(want[i])
+			if math.Abs(x-y) <= 1e-12*math.Abs(y) {
+				continue
+			}
+		}
+		t.Fatalf("vertex %d (id %d): value %#x, the reference %#x", i, g.ExternalID(uint32(i)), got[i], want[i])
 	}
-	if roles.CN == 1 {
-		if u.Local != u.Candidates {
-			t.Errorf("one CN: %d of %d candidates local", u.Local, u.Candidates)
-		}
-		return
+	var active []uint64
+	for _, it := range out.Result.Iterations {
+		active = append(active, it.ActiveVertices)
 	}
-	switch {
-	case ec.Mode == ModeFAMGraph:
-		if u.Direct != 0 || u.ValRD != 0 || r.Verbs.Atomics() != 0 {
-			t.Errorf("famgraph used remote updates: %+v, %d atomics", u, r.Verbs.Atomics())
+	if !slices.Equal(active, counts) {
+		t.Fatalf("active vertices per iteration %v, the reference %v", active, counts)
+	}
+	if alg.Verify != nil {
+		if err := alg.Verify(g, out.Params, got); err != nil {
+			t.Fatal(err)
 		}
-	case ec.Mode == ModeNaive || ec.NoCollab:
-		if u.ValRD != 0 || u.RefRD != 0 || u.Direct == 0 {
-			t.Errorf("%+v: want direct updates only: %+v", ec, u)
-		}
-		if ec.Mode == ModeNaive && r.Verbs.Doorbells < r.Verbs.Atomics() {
-			t.Errorf("naive batched its atomics: %d doorbells for %d atomics", r.Verbs.Doorbells, r.Verbs.Atomics())
-		}
-	case a == "pagerank": // every iteration dense
-		if !ec.NoValRD && u.ValRD == 0 {
-			t.Errorf("no ValRD pairs: %+v", u)
-		}
-		if ec.ValMailbox != 0 && u.Spills == 0 {
-			t.Errorf("tiny mailboxes but no spills: %+v", u)
-		}
-		if ec.ValRDApply == "mn" && !ec.NoValRD && u.MNApplied == 0 {
-			t.Errorf("ValRD at MN but no pairs applied there: %+v", u)
-		}
-		if ec.ValRDApply == "" && !ec.NoValRD && (u.MNApplied == 0 || !strings.Contains(r.ValRDApply, "auto")) {
-			t.Errorf("auto ValRD placement never tried the MNs: %+v, %q", u, r.ValRDApply)
-		}
-		if ec.ValRDApply == "cn" && u.MNApplied != 0 {
-			t.Errorf("ValRD at CN but MNs applied pairs: %+v", u)
-		}
-		if ec.RefRDMin == 1 && u.RefRD == 0 && !ec.NoRefRD {
-			t.Errorf("RefRD from 1 edge but nothing sent by reference: %+v", u)
+	}
+	if len(out.Result.Iterations) > 0 && out.Result.Updates.Candidates == 0 && g.NumEdges() > 0 && s.AllActive {
+		t.Fatalf("no candidates counted: %+v", out.Result.Updates)
+	}
+}
+
+// Every kernel on every role layout, in the default configuration.
+func TestEngineAgreesWithReference(t *testing.T) {
+	dir := t.TempDir()
+	graphs := []string{randomGraph(t, dir, 1, 300, 1500), randomGraph(t, dir, 2, 120, 2000)}
+	if testing.Short() {
+		graphs = graphs[:1]
+	}
+	layouts := []spmd.Roles{{CN: 1, MN: 1}, {CN: 1, MN: 2}, {CN: 2, MN: 1}, {CN: 2, MN: 2}, {CN: 3, MN: 1}, {CN: 3, MN: 2}}
+	for gi, path := range graphs {
+		for _, roles := range layouts {
+			for _, k := range kernels() {
+				t.Run(fmt.Sprintf("g%d/%s/%s", gi, roles, k.name), func(t *testing.T) {
+					check(t, path, roles, k, variant{name: "dmg"})
+				})
+			}
 		}
 	}
 }
 
-func TestBadParameters(t *testing.T) {
-	for _, tc := range []struct {
-		cfg  JobConfig
-		want string
-	}{
-		{JobConfig{Algo: "louvain", Graph: "kron:4"}, "unknown algorithm"},
-		{JobConfig{Algo: "bfs", Graph: "kron:4", Source: 1 << 40, HasSource: true}, "not a vertex"},
-		{JobConfig{Algo: "pagerank", Graph: "kron:4", Damping: 1.5}, "damping"},
-		{JobConfig{Algo: "bfs", Graph: "kron:8", MNMem: 64}, "--mn-mem"},
-	} {
-		_, err := runJob(spmd.Roles{CN: 1, MN: 1}, tc.cfg)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%+v: got %v, want %q", tc.cfg, err, tc.want)
+// Every kernel in every mode and ablation, on layouts with several CNs.
+func TestEngineVariants(t *testing.T) {
+	dir := t.TempDir()
+	path := randomGraph(t, dir, 3, 250, 1800)
+	layouts := []spmd.Roles{{CN: 2, MN: 1}, {CN: 3, MN: 2}}
+	if testing.Short() {
+		layouts = layouts[1:]
+	}
+	for _, roles := range layouts {
+		for _, v := range variants() {
+			for _, k := range kernels() {
+				t.Run(fmt.Sprintf("%s/%s/%s", roles, v.name, k.name), func(t *testing.T) {
+					check(t, path, roles, k, v)
+				})
+			}
 		}
 	}
 }

@@ -3,16 +3,26 @@ package rank
 import (
 	"encoding/binary"
 
-	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/algo"
+	"github.com/dmg-hpc/dmg/balance"
 	"github.com/dmg-hpc/dmg/verbs"
 )
 
-// The FAM-Graph baseline (DESIGN.md §8): every CN holds the whole index
-// and every vertex's value and accumulator locally (O(|V|) per CN); edges
-// are fetched from DM one list per READ. Updates are all local; after the
-// push, each CN writes its partial accumulators of every other chunk to
-// that chunk's slot region on DM (large WRITEs), the owner folds them in,
-// and every CN re-reads all values.
+// famMode is the FAM-Graph baseline (DESIGN.md §8): every CN holds the
+// whole index and every vertex's value and accumulator locally (O(|V|) per
+// CN); edges are fetched from DM one list per READ. Every update is local;
+// after the push, each CN writes its partial accumulators of every other
+// chunk to that chunk's slot region on DM (large WRITEs), the owner folds
+// them in, and every CN re-reads all values.
+type famMode struct{}
+
+func (famMode) String() string                      { return ModeFAMGraph }
+func (famMode) plain() bool                         { return true }
+func (famMode) pulls(*Config, algo.Spec) bool       { return false }
+func (famMode) remote(*Config, bool) remotePath     { return viaLocalCopy }
+func (famMode) perOpDirect() bool                   { return false }
+func (famMode) logDirect() bool                     { return false }
+func (famMode) fetcher(wk *worker) (fetcher, error) { return &famFetcher{naiveFetcher{wk: wk}}, nil }
 
 // famRegions are the partial-accumulator slots: for chunk k, one slot of
 // |V_k| words per sending CN, on the MN that holds chunk k.
@@ -21,12 +31,11 @@ type famRegions struct {
 	bounds []uint32
 }
 
-// famReserve is the space the slots need on each MN.
-func famReserve(bounds []uint32, numMN int) uint64 {
-	c := len(bounds) - 1
-	per := make([]uint64, numMN)
-	for k := 0; k < c; k++ {
-		per[k*numMN/c] += uint64(c) * 8 * uint64(bounds[k+1]-bounds[k])
+func (famMode) reserve(c StoreConfig, cm []int) uint64 {
+	k := len(c.Bounds) - 1
+	per := make([]uint64, c.NumMN)
+	for i, m := range cm {
+		per[m] += uint64(k) * 8 * uint64(c.Bounds[i+1]-c.Bounds[i])
 	}
 	var mx uint64
 	for _, b := range per {
@@ -35,38 +44,39 @@ func famReserve(bounds []uint32, numMN int) uint64 {
 	return mx
 }
 
-func planFAM(l *csr.Layout) *famRegions {
-	b := l.Config.Bounds
-	c := len(b) - 1
-	f := &famRegions{base: make([]verbs.Addr, c), bounds: b}
-	used := make([]uint64, len(l.MN))
-	for k := 0; k < c; k++ {
-		m := l.ChunkMN[k]
-		f.base[k] = addr(m, l.MN[m].End+used[m])
-		used[m] += uint64(c) * 8 * uint64(b[k+1]-b[k])
+func (famMode) place(st *Store, c StoreConfig, start []uint64) error {
+	b := c.Bounds
+	k := len(b) - 1
+	f := &famRegions{base: make([]verbs.Addr, k), bounds: b}
+	used := append([]uint64(nil), start...)
+	for i := 0; i < k; i++ {
+		m := st.Out.ChunkMN[i]
+		a, err := verbs.MakeAddr(m, used[m])
+		if err != nil {
+			return err
+		}
+		f.base[i] = a
+		used[m] += uint64(k) * 8 * uint64(b[i+1]-b[i])
 	}
-	return f
-}
-
-func addr(m int, off uint64) verbs.Addr {
-	a, _ := verbs.MakeAddr(m, off) // bounded by the pools sized from the layout
-	return a
+	st.fam = f
+	return nil
 }
 
 func (f *famRegions) slot(k, sender int) verbs.Addr {
 	return f.base[k].Add(uint64(sender) * 8 * uint64(f.bounds[k+1]-f.bounds[k]))
 }
 
-// famInit reads the whole plain-CSR index (every chunk's offset words and
-// its end word) and sets up the full value and accumulator arrays.
-func (e *engine) famInit() error {
-	st, ep := e.st, e.eps[0]
-	b := st.Config.Bounds
+// setup reads the whole plain-CSR index (every chunk's offset words and
+// its end word) and sets up the full value and accumulator arrays; the
+// engine's own arrays become views of the own chunk.
+func (famMode) setup(e *engine) error {
+	st, ep := e.st, e.wks[0].ep
+	b := st.Out.Config.Bounds
 	n := st.N()
 	e.famIdx = make([]uint64, 0, int(n)+len(b)-1)
 	for k := 0; k+1 < len(b); k++ {
 		words := make([]byte, 8*(b[k+1]-b[k]+1))
-		if err := verbs.ReadBulk(ep, words, st.EntryAddr(b[k])); err != nil {
+		if err := verbs.ReadBulk(ep, words, st.Out.EntryAddr(b[k])); err != nil {
 			return err
 		}
 		for i := 0; i < len(words); i += 8 {
@@ -74,100 +84,88 @@ func (e *engine) famInit() error {
 		}
 	}
 	e.allVal, e.allAcc = make([]uint64, n), make([]uint64, n)
-	for v := range n {
-		e.allVal[v], _ = e.p.Init(v, n)
-		e.allAcc[v] = e.p.Identity
+	e.prog.Init(0, n, e.allVal, make([]bool, n)) // every vertex's value, as its owner starts
+	for v := range e.allAcc {
+		e.allAcc[v] = e.op.Identity()
 	}
+	e.val, e.acc = e.allVal[e.lo:e.hi], e.allAcc[e.lo:e.hi]
 	return nil
 }
 
-// famExchange writes this CN's partial accumulators of every other chunk
-// to its slot there and resets them.
-func (e *engine) famExchange() error {
-	if !e.isCN() {
+func (famMode) exchanges() bool { return true }
+
+// exchange writes this CN's partial accumulators of every other chunk to
+// its slot there and resets them.
+func (famMode) exchange(e *engine) error {
+	if !e.cn {
 		return nil
 	}
-	b := e.st.Config.Bounds
+	b := e.st.Out.Config.Bounds
 	for k := 0; k+1 < len(b); k++ {
-		if k == e.w.Index {
+		if k == e.me {
 			continue
 		}
 		part := e.allAcc[b[k]:b[k+1]]
-		if err := verbs.WriteBulk(e.eps[0], e.fam.slot(k, e.w.Index), wordsToBytes(part)); err != nil {
+		e.io.buf = wordsToBytes(e.io.buf[:0], part)
+		if err := verbs.WriteBulk(e.wks[0].ep, e.st.fam.slot(k, e.me), e.io.buf); err != nil {
 			return err
 		}
 		for i := range part {
-			part[i] = e.p.Identity
+			part[i] = e.op.Identity()
 		}
 	}
 	return nil
 }
 
-// famGather folds the other CNs' partial accumulators of the own chunk
-// into in (which it first sets to the identity).
-func (e *engine) famGather(in []uint64) error {
-	for i := range in {
-		in[i] = e.p.Identity
-	}
-	buf := make([]byte, 8*len(in))
-	for s := 0; s < e.w.Roles.CN; s++ {
-		if s == e.w.Index {
+// collect folds the other CNs' partial accumulators of the lane into the
+// cache.
+func (famMode) collect(e *engine, wk *worker, lo, hi uint32) error {
+	k := e.me
+	n := hi - lo
+	wk.sVal = grow(wk.sVal, int(n))
+	wk.bytes = grow(wk.bytes, int(8*n))
+	for s := range e.w.Roles.CN {
+		if s == k {
 			continue
 		}
-		if err := verbs.ReadBulk(e.eps[0], buf, e.fam.slot(e.w.Index, s)); err != nil {
+		if err := verbs.ReadBulk(wk.ep, wk.bytes, e.st.fam.slot(k, s).Add(8*uint64(lo-e.lo))); err != nil {
 			return err
 		}
-		for i := range in {
-			in[i] = e.p.Combine(in[i], binary.LittleEndian.Uint64(buf[8*i:]))
-		}
+		bytesToWords(wk.sVal, wk.bytes)
+		e.op.FoldWords(e.acc[lo-e.lo:hi-e.lo], wk.sVal)
 	}
 	return nil
 }
 
-// famRefresh re-reads every vertex's value after the owners wrote theirs.
-func (e *engine) famRefresh() error {
-	if !e.isCN() {
+// refresh re-reads every vertex's value after the owners wrote theirs.
+func (famMode) refresh(e *engine) error {
+	if !e.cn {
 		return nil
 	}
-	return e.st.readWords(e.eps[0], attrValue, 0, e.allVal)
+	return e.io.read(e.st, e.wks[0].ep, attrValue, 0, e.allVal)
 }
 
-// perOpEndpoint rings a doorbell and waits after every operation (the
-// --no-doorbell ablation).
-type perOpEndpoint struct {
-	verbs.Endpoint
-	at verbs.Atomics
+func (famMode) cacheBytes(e *engine) uint64 {
+	return 8*uint64(len(e.famIdx)) + 16*uint64(len(e.allVal))
 }
 
-func perOp(ep verbs.Endpoint) verbs.Endpoint {
-	at, _ := ep.(verbs.Atomics)
-	return &perOpEndpoint{Endpoint: ep, at: at}
-}
+// famFetcher reads one list per active vertex with one READ, its bounds
+// taken from the local index.
+type famFetcher struct{ naiveFetcher }
 
-func (p *perOpEndpoint) Read(dst []byte, src verbs.Addr) error {
-	if err := p.Endpoint.Read(dst, src); err != nil {
-		return err
+func (f *famFetcher) fetch(t balance.Task) error {
+	e := f.wk.e
+	sp := e.span(t)
+	for i := range sp.n {
+		v := sp.at(i)
+		nd := e.need(v)
+		if nd == 0 {
+			continue
+		}
+		p := int(v) + e.st.ChunkOf(v)
+		if err := f.list(v, nd, t, verbs.Addr(e.famIdx[p]), verbs.Addr(e.famIdx[p+1])); err != nil {
+			return err
+		}
 	}
-	return p.Endpoint.Flush()
-}
-
-func (p *perOpEndpoint) Write(dst verbs.Addr, src []byte) error {
-	if err := p.Endpoint.Write(dst, src); err != nil {
-		return err
-	}
-	return p.Endpoint.Flush()
-}
-
-func (p *perOpEndpoint) CAS64(a verbs.Addr, old, new uint64, prev *uint64) error {
-	if err := p.at.CAS64(a, old, new, prev); err != nil {
-		return err
-	}
-	return p.Endpoint.Flush()
-}
-
-func (p *perOpEndpoint) FAA64(a verbs.Addr, delta uint64, prev *uint64) error {
-	if err := p.at.FAA64(a, delta, prev); err != nil {
-		return err
-	}
-	return p.Endpoint.Flush()
+	return nil
 }

@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"math"
 	"time"
 
 	"github.com/dmg-hpc/dmg/update"
@@ -19,51 +20,79 @@ const (
 const pullMinItems = 64
 
 // puller is the goroutine that drains the own chunk's RefRD mailbox while
-// the push runs (DESIGN.md §5): it reads the referenced segments with its
-// own endpoint, in merged, doorbell-batched READs, and folds their edges
-// into the cache next to the workers (atomically, as they do). Whatever it
-// has not taken when the iteration's barrier is passed, the drain in apply
-// takes.
+// the push runs (DESIGN.md §5, --refrd-puller): it reads the referenced
+// segments with its own endpoint, in merged, doorbell-batched READs, and
+// folds their edges into the cache next to the workers, atomically (the
+// workers' pulls then fold atomically too). Whatever it has not taken when
+// the iteration's barrier is passed, the apply's drain takes: both advance
+// the same cursor.
 type puller struct {
-	cur  *update.RefCursor
 	quit chan struct{}
 	done chan error
 }
 
 func (e *engine) startPuller() (*puller, error) {
-	r, err := newReader(e, e.pullEP)
+	m, err := verbs.NewReadMerger(e.pullEP, e.net, e.cfg.MergeGap, 4<<20)
 	if err != nil {
 		return nil, err
 	}
-	p := &puller{cur: e.mb.RefCursor(e.w.Index, e.st.Codec.RecordBytes(), e.st.Weighted),
-		quit: make(chan struct{}), done: make(chan error, 1)}
-	fold := func(ri update.RefItem, dst uint32, w float64) {
-		reduceLocal(e.p, &e.acc[dst-e.lo], e.p.Edge(ri.Val, uint64(ri.Deg), w))
-	}
-	go func() { p.done <- p.run(e, e.pullEP, r, fold) }()
+	p := &puller{quit: make(chan struct{}), done: make(chan error, 1)}
+	go func() { p.done <- p.run(e, m) }()
 	return p, nil
 }
 
-func (p *puller) run(e *engine, ep verbs.Endpoint, r update.Reader, fold update.RefApply) error {
+func (p *puller) run(e *engine, rd reader) error {
 	wait := pullMinWait
-	var edges uint64
-	defer func() { e.addStats(update.Stats{RefPulled: edges}) }()
+	ep := e.pullEP
+	rec := e.st.Out.Codec.RecordBytes()
+	var items []update.RefItem
+	var recs, seg []byte
+	var offs []int
+	var dst []uint32
+	var w []float32
+	var pulled uint64
+	defer func() { e.stats.pulled.Add(pulled) }()
 	for {
-		_, n, err := p.cur.Pull(ep, r, pullMinItems, fold)
+		upto, err := e.refCur.Pullable(ep, pullMinItems)
 		if err != nil {
 			return err
 		}
-		edges += n
-		if n > 0 {
-			wait = pullMinWait
+		if e.refCur.Done(upto) {
+			select {
+			case <-p.quit:
+				return nil
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, pullMaxWait)
 			continue
 		}
-		select {
-		case <-p.quit:
-			return nil
-		case <-time.After(wait):
+		wait = pullMinWait
+		for !e.refCur.Done(upto) {
+			if items, recs, err = e.refCur.Take(ep, upto, recsBytes, recs, rec, math.MaxUint32>>2, e.st.N(), e.net, items[:0]); err != nil {
+				return err
+			}
+			seg = grow(seg, update.SegmentBytes(items, rec))
+			if offs, err = update.FetchSegments(rd, items, rec, seg, offs[:0]); err != nil {
+				return err
+			}
+			if err := rd.Flush(); err != nil {
+				return err
+			}
+			for i, it := range items {
+				dst, w = update.DecodeRecords(seg[offs[i]:offs[i]+int(it.Edges)*rec], rec, e.st.Out.Weighted, dst[:0], w[:0])
+				for j, d := range dst {
+					if d < e.lo || d >= e.hi {
+						return errRefSegment(it, e.lo, e.hi)
+					}
+					c := it.Val
+					if w != nil {
+						c = e.op.Candidate(c, w[j])
+					}
+					e.op.FoldAtomic(&e.acc[d-e.lo], c)
+				}
+				pulled += uint64(it.Edges)
+			}
 		}
-		wait = min(2*wait, pullMaxWait)
 	}
 }
 

@@ -1,26 +1,34 @@
 // Package update is DMG's adaptive update coordinator (DESIGN.md §5): how
 // an update candidate for a vertex cached by another compute node reaches
-// it.
+// it. The engine (package rank) hands it whole runs of edges that share a
+// source and a target chunk; the loops are package reduce's.
 //
-//   - Direct remote update (sparse iterations): the candidate is applied
-//     in place on the MN with remote CAS (min, or float sums by CAS loop) —
-//     Direct, in doorbell-batched rounds.
-//   - Collaborative update (dense iterations): updates are moved to where
-//     the data lives in large sequential transfers. A Sender pre-combines
-//     (destination, value) pairs per target chunk (ValRD, pass by value)
-//     and collects long segments of out-of-place edge lists that it does
-//     not fetch at all (RefRD, pass by reference: segment address, length,
-//     source value and degree). Full buffers go with one FAA reserving room
-//     in the target chunk's mailbox on an MN and one WRITE. Mailboxes are
-//     bounded; records that do not fit are spilled to direct update, so
-//     nothing is lost however small they are. The owner's RefCursor may
-//     Pull complete RefRD records while senders still work (senders then
-//     commit each flush with a second FAA); after the iteration's barrier
-//     the owner drains what is left exactly once (DrainVal,
-//     RefCursor.Drain — RefRD reads the referenced segments itself, merged
-//     and doorbell-batched), or the MN that holds a ValRD mailbox applies
-//     it in its own memory (ApplyValLocal), then the mailbox is reset.
+//   - Direct remote update (sparse iterations): Direct pre-combines the
+//     candidates per destination in a bounded direct-mapped table (no Go
+//     map) and applies them in place on the MN with remote CAS, in
+//     doorbell-batched rounds. With Log, the CAS that takes a word from
+//     the identity appends its vertex to the target chunk's touched log,
+//     so the owner reads only the words that changed; with Prune
+//     (monotone kernels), it first reads the destinations' values and
+//     sends only candidates below them.
+//   - Collaborative update (dense iterations): updates move to where the
+//     data lives in large sequential transfers. A Sender pre-combines
+//     (destination, candidate) pairs per target chunk (ValRD, pass by
+//     value) into blocks of the target's mailbox — one FAA reserves a
+//     whole block, WRITEs fill it without waiting — and collects long
+//     segments of out-of-place lists it does not fetch at all (RefRD, pass
+//     by reference: segment address, length, source and its contribution),
+//     one FAA and one WRITE per buffer of items. Mailboxes are bounded;
+//     what does not fit is spilled to direct update, so nothing is lost
+//     however small they are. The owner reads its mailboxes after the
+//     iteration's barrier (RefCursor.Take, Mailboxes.ValBlockPairs), and
+//     may take complete RefRD records while senders still work
+//     (RefCursor.Pullable, senders then commit each flush with a second
+//     FAA); or the MN that holds a ValRD mailbox applies it in its own
+//     memory (ApplyValLocal).
 //
-// Stats counts candidates by path (local, direct, ValRD, RefRD), RD items
-// and bytes, mailbox flushes and spills.
+// Every decoder of what a peer wrote (DecodeRefs, ValBlockPairs, DecodeLog)
+// checks it, so a corrupt mailbox is an error, not a panic or a write out
+// of range. Stats counts candidates by path (local, pulled, direct, ValRD,
+// RefRD), RD items and bytes, mailbox flushes, spills and pruned ones.
 package update

@@ -2,42 +2,60 @@ package update
 
 import (
 	"encoding/binary"
-	"math"
 
-	"github.com/dmg-hpc/dmg/algo"
+	"github.com/dmg-hpc/dmg/reduce"
 	"github.com/dmg-hpc/dmg/verbs"
 )
 
 // Sender is one worker's side of the collaborative update: per target
-// chunk, a ValRD buffer of pre-combined (destination, value) pairs and a
-// RefRD buffer of segments sent by reference. A full buffer is flushed
-// with one FAA (reserving room in the target's mailbox) and one WRITE;
-// what does not fit the mailbox is spilled to direct remote update, so
-// nothing is lost whatever the mailbox size.
+// chunk, a ValRD buffer of (destination, candidate) pairs pre-combined in
+// a bounded direct-mapped table (no Go map), and a RefRD buffer of
+// segments sent by reference. A Sender is made once per job and reused.
+//
+// ValRD pairs go into blocks of the target's mailbox: the sender reserves
+// a whole block with one FAA (the only round trip it waits for, once per
+// block), fills it with WRITEs that complete with the endpoint's next
+// Flush, and writes the block's record count when it closes it. RefRD
+// items go with one FAA and one WRITE per full buffer. What does not fit a
+// mailbox is spilled to direct remote update, so nothing is lost whatever
+// the mailbox size.
 type Sender struct {
-	ep       verbs.Endpoint
-	at       verbs.Atomics
-	p        *algo.Program
-	mb       *Mailboxes
-	direct   *Direct
-	val      []map[uint32]uint64
-	ref      [][]RefItem
-	maxPairs int
-	maxItems int
-	recBytes int
-	weighted bool
-	stats    *Stats
-	buf      []byte
-	seg      []byte
-	prev     []uint64
-	commit   []uint64 // RefRD bytes reserved per chunk in this flush, to commit
-	commitOn bool
+	ep     verbs.Endpoint
+	at     verbs.Atomics
+	op     reduce.Op
+	mb     *Mailboxes
+	direct *Direct
+	cfg    SenderConfig
+	stats  *Stats
+	val    []valBuf
+	ref    [][]byte // per target: encoded RefRD items
+	prev   []uint64
+	commit []uint64 // RefRD bytes reserved per target in this flush, to commit
+	seg    []byte
+	dst    []uint32
+	w      []float32
+	hdr    []byte // block headers to write, one 8-byte slot per target
+	enc    []byte // big-endian machines: pairs encoded for a WRITE
 }
+
+// valBuf is one target's ValRD state: the pairs (destinations and
+// candidates in two arrays, as the blocks hold them), their table, and the
+// mailbox block they go to.
+type valBuf struct {
+	dst  []uint32
+	val  []uint64
+	comb combiner
+	blk  uint64 // offset of the current block in the mailbox's records, or noBlock
+	n    uint64 // records written into it
+	full bool   // a reservation failed: the mailbox is full until the iteration ends
+}
+
+const noBlock = ^uint64(0)
 
 // SenderConfig tunes a Sender.
 type SenderConfig struct {
-	// Pairs and Items bound each per-target buffer (defaults 1024 pairs,
-	// 256 items).
+	// Pairs and Items bound each per-target buffer (defaults 4096 pairs,
+	// 1024 items).
 	Pairs, Items int
 	// RecordBytes and Weighted describe the edge records of the layout
 	// (needed to spill RefRD items).
@@ -45,85 +63,180 @@ type SenderConfig struct {
 	Weighted    bool
 	// Commit adds a RefRD flush's bytes to the mailbox's commit counter
 	// once its WRITE has completed, for an owner that pulls while the
-	// senders work (RefCursor.Pull); without it the owner drains only
+	// senders work (RefCursor.Pullable); without it the owner drains only
 	// after the iteration's barrier.
 	Commit bool
 }
 
 // NewSender returns a sender for a worker; direct takes the spills.
-func NewSender(ep verbs.Endpoint, p *algo.Program, mb *Mailboxes, direct *Direct, cfg SenderConfig, stats *Stats) *Sender {
+func NewSender(ep verbs.Endpoint, op reduce.Op, mb *Mailboxes, direct *Direct, cfg SenderConfig, stats *Stats) *Sender {
 	if cfg.Pairs <= 0 {
-		cfg.Pairs = 1024
+		cfg.Pairs = 4096
 	}
 	if cfg.Items <= 0 {
-		cfg.Items = 256
+		cfg.Items = 1024
 	}
 	c := len(mb.Val)
-	s := &Sender{ep: ep, at: direct.at, p: p, mb: mb, direct: direct, val: make([]map[uint32]uint64, c), ref: make([][]RefItem, c),
-		maxPairs: cfg.Pairs, maxItems: cfg.Items, recBytes: cfg.RecordBytes, weighted: cfg.Weighted, stats: stats, prev: make([]uint64, 2*c), commit: make([]uint64, c), commitOn: cfg.Commit}
+	s := &Sender{ep: ep, at: direct.at, op: op, mb: mb, direct: direct, cfg: cfg, stats: stats,
+		val: make([]valBuf, c), ref: make([][]byte, c), prev: make([]uint64, 2*c), commit: make([]uint64, c), hdr: make([]byte, 8*c)}
+	bits := tableBits(cfg.Pairs)
 	for k := range s.val {
-		s.val[k] = map[uint32]uint64{}
+		s.val[k] = valBuf{dst: make([]uint32, 0, cfg.Pairs), val: make([]uint64, 0, cfg.Pairs), comb: newCombiner(bits), blk: noBlock}
+		s.ref[k] = make([]byte, 0, cfg.Items*RefRec)
 	}
 	return s
 }
 
-// Val queues a candidate for vertex v of chunk k by value.
+// Val queues a candidate for vertex v of chunk k by value, combined with
+// the one queued for v, if any.
 func (s *Sender) Val(k int, v uint32, cand uint64) error {
-	m := s.val[k]
-	if old, ok := m[v]; ok {
-		m[v] = s.p.Combine(old, cand)
-		s.stats.Combined++
-	} else {
-		m[v] = cand
-	}
-	if len(m) >= s.maxPairs {
-		return s.flush(false)
+	return s.ValSegment(k, []uint32{v}, nil, cand, nil)
+}
+
+// ValSegment queues by value the candidates from a source with
+// contribution c along its edges to dst (weights w), all in chunk k, or
+// the given per-edge candidates (cands non-nil).
+func (s *Sender) ValSegment(k int, dst []uint32, w []float32, c uint64, cands []uint64) error {
+	b := &s.val[k]
+	weighted := s.op.Weighted()
+	for i, v := range dst {
+		cand := c
+		switch {
+		case cands != nil:
+			cand = cands[i]
+		case weighted:
+			cand = s.op.Candidate(c, w[i])
+		}
+		slot := &b.comb.slot[v&b.comb.mask]
+		if p := int(*slot); p >= 0 && p < len(b.dst) && b.dst[p] == v {
+			b.val[p] = s.op.Combine(b.val[p], cand)
+			s.stats.Combined++
+			continue
+		}
+		*slot = int32(len(b.dst))
+		b.dst, b.val = append(b.dst, v), append(b.val, cand)
+		if len(b.dst) == cap(b.dst) {
+			if err := s.sendVal(k, false); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
+}
+
+// sendVal writes target k's buffered pairs into its mailbox blocks,
+// reserving a block when needed, and closes the block with close.
+func (s *Sender) sendVal(k int, close bool) error {
+	b := &s.val[k]
+	per := s.mb.ValBlock
+	box := s.mb.Val[k]
+	dst, val := b.dst, b.val
+	for len(dst) > 0 && !b.full {
+		if b.blk == noBlock || b.n == per {
+			if err := s.closeBlock(k); err != nil {
+				return err
+			}
+			// Reserve a block: the one round trip of ValRD.
+			if err := s.at.FAA64(box, s.mb.ValBlockBytes(), &s.prev[k]); err != nil {
+				return err
+			}
+			if err := s.ep.Flush(); err != nil {
+				return err
+			}
+			if s.prev[k]+s.mb.ValBlockBytes() > s.mb.ValCap {
+				b.full = true // spill the rest
+				break
+			}
+			b.blk, b.n = s.prev[k], 0
+		}
+		m := min(per-b.n, uint64(len(dst)))
+		dOff, vOff := s.mb.valOffsets(b.blk, b.n)
+		if err := s.write(Records(box, dOff), u32Bytes(dst[:m], &s.enc)); err != nil {
+			return err
+		}
+		if err := s.write(Records(box, vOff), u64Bytes(val[:m], &s.enc)); err != nil {
+			return err
+		}
+		s.stats.ValRD += m
+		b.n += m
+		dst, val = dst[m:], val[m:]
+	}
+	for i, v := range dst {
+		s.stats.Spills++
+		if err := s.direct.Add(v, val[i]); err != nil {
+			return err
+		}
+	}
+	b.dst, b.val = b.dst[:0], b.val[:0]
+	if close {
+		return s.closeBlock(k)
+	}
+	return nil
+}
+
+// closeBlock writes the record count of target k's open block.
+func (s *Sender) closeBlock(k int) error {
+	b := &s.val[k]
+	if b.blk == noBlock {
+		return nil
+	}
+	h := s.hdr[8*k : 8*k+8]
+	binary.LittleEndian.PutUint64(h, b.n)
+	at := Records(s.mb.Val[k], b.blk)
+	b.blk = noBlock
+	return s.ep.Write(at, h) // Write copies h
 }
 
 // Ref queues a segment of it.Edges edges, all destined for chunk k, by
 // reference.
 func (s *Sender) Ref(k int, it RefItem) error {
-	s.ref[k] = append(s.ref[k], it)
+	var rec [RefRec]byte
+	PutRef(rec[:], it)
+	s.ref[k] = append(s.ref[k], rec[:]...)
 	s.stats.RefRD += uint64(it.Edges)
-	if len(s.ref[k]) >= s.maxItems {
-		return s.flush(false)
+	if len(s.ref[k]) >= cap(s.ref[k]) {
+		return s.flushRefs(false)
 	}
 	return nil
 }
 
-// Flush sends every buffer (at the end of the worker's work).
-func (s *Sender) Flush() error { return s.flush(true) }
-
-// flush sends the full buffers (all non-empty ones when all is set): one
-// doorbell batch of FAA reservations, then one of WRITEs, then the spills.
-func (s *Sender) flush(all bool) error {
-	c := len(s.val)
-	want := func(i int) bool {
-		if i < c {
-			return len(s.val[i]) > 0 && (all || len(s.val[i]) >= s.maxPairs)
+// Flush sends every buffer, closes every block and completes every write
+// (at the end of the worker's work in an iteration).
+func (s *Sender) Flush() error {
+	for k := range s.val {
+		if len(s.val[k].dst) > 0 || s.val[k].blk != noBlock {
+			if err := s.sendVal(k, true); err != nil {
+				return err
+			}
 		}
-		return len(s.ref[i-c]) > 0 && (all || len(s.ref[i-c]) >= s.maxItems)
 	}
+	for k := range s.val {
+		s.val[k].full = false
+	}
+	if err := s.flushRefs(true); err != nil {
+		return err
+	}
+	if s.direct.Pending() > 0 {
+		if err := s.direct.Flush(); err != nil {
+			return err
+		}
+	}
+	return s.ep.Flush()
+}
+
+// flushRefs sends the full RefRD buffers (all non-empty ones when all is
+// set): one doorbell batch of FAA reservations, then the WRITEs, then the
+// spills.
+func (s *Sender) flushRefs(all bool) error {
+	c := len(s.ref)
+	want := func(k int) bool { return len(s.ref[k]) > 0 && (all || len(s.ref[k]) >= cap(s.ref[k])) }
 	any := false
-	for i := 0; i < 2*c; i++ {
-		if !want(i) {
+	for k := range c {
+		if !want(k) {
 			continue
 		}
 		any = true
-		var n uint64
-		box := s.mb.Val[i%c]
-		if i < c {
-			n = uint64(len(s.val[i])) * ValRec
-		} else {
-			n = uint64(len(s.ref[i-c])) * RefRec
-			box = s.mb.Ref[i-c]
-			if s.commitOn {
-				s.commit[i-c] = n
-			}
-		}
-		if err := s.at.FAA64(box, n, &s.prev[i]); err != nil {
+		if err := s.at.FAA64(s.mb.Ref[k], uint64(len(s.ref[k])), &s.prev[c+k]); err != nil {
 			return err
 		}
 	}
@@ -133,85 +246,79 @@ func (s *Sender) flush(all bool) error {
 	if err := s.ep.Flush(); err != nil {
 		return err
 	}
-	var spillRefs []RefItem
-	for i := 0; i < 2*c; i++ {
-		if !want(i) {
+	var spill []byte
+	committing := false
+	for k := range c {
+		if !want(k) {
 			continue
 		}
-		prev := s.prev[i]
-		if i < c {
-			k := i
-			fit := uint64(0)
-			if prev < s.mb.ValCap {
-				fit = (s.mb.ValCap - prev) / ValRec
-			}
-			s.buf = s.buf[:0]
-			j := uint64(0)
-			for v, val := range s.val[k] {
-				if j < fit {
-					var rec [ValRec]byte
-					putVal(rec[:], v, val)
-					s.buf = append(s.buf, rec[:]...)
-				} else {
-					s.direct.Add(v, val)
-					s.stats.Spills++
-				}
-				j++
-				delete(s.val[k], v)
-			}
-			s.stats.ValRD += min(j, fit)
-			if err := s.write(s.mb.Val[k].Add(header+prev), s.buf); err != nil {
-				return err
-			}
-			continue
-		}
-		k := i - c
-		items := s.ref[k]
-		fit := 0
+		prev, b := s.prev[c+k], s.ref[k]
+		fit := uint64(0)
 		if prev < s.mb.RefCap {
-			fit = int(min(uint64(len(items)), (s.mb.RefCap-prev)/RefRec))
+			fit = min(uint64(len(b)), (s.mb.RefCap-prev)/RefRec*RefRec)
 		}
-		s.buf = s.buf[:0]
-		for _, it := range items[:fit] {
-			var rec [RefRec]byte
-			putRef(rec[:], it)
-			s.buf = append(s.buf, rec[:]...)
+		if err := s.write(Records(s.mb.Ref[k], prev), b[:fit]); err != nil {
+			return err
 		}
-		s.stats.RefItems += uint64(fit)
-		spillRefs = append(spillRefs, items[fit:]...)
-		s.ref[k] = s.ref[k][:0]
-		if err := s.write(s.mb.Ref[k].Add(header+prev), s.buf); err != nil {
+		s.stats.RefItems += fit / RefRec
+		spill = append(spill, b[fit:]...)
+		if s.cfg.Commit {
+			s.commit[k] = uint64(len(b)) // every reserved byte, spilled ones too
+			committing = true
+		}
+		s.ref[k] = b[:0]
+	}
+	if committing {
+		if err := s.commitRefs(); err != nil {
 			return err
 		}
 	}
+	if len(spill) > 0 {
+		if err := s.spillRef(spill); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commitRefs completes the RefRD WRITEs, then adds each flushed buffer's
+// reserved bytes to its mailbox's commit counter: the owner's puller reads
+// up to the tail only once every reservation is committed.
+func (s *Sender) commitRefs() error {
 	if err := s.ep.Flush(); err != nil {
 		return err
 	}
-	// The RefRD WRITEs have completed: commit the reserved bytes (spilled
-	// ones too), so the owner's puller may read up to the tail once every
-	// reservation is committed.
-	committed := false
 	for k, n := range s.commit {
 		if n == 0 {
 			continue
 		}
-		s.commit[k], committed = 0, true
-		if err := s.at.FAA64(s.mb.Ref[k].Add(commitOff), n, &s.prev[c+k]); err != nil {
+		s.commit[k] = 0
+		if err := s.at.FAA64(s.mb.Ref[k].Add(commitOff), n, nil); err != nil {
 			return err
 		}
 	}
-	if committed {
+	return s.ep.Flush()
+}
+
+// spillRef fetches the segments of RefRD items that did not fit a mailbox
+// and applies their edges by direct remote update.
+func (s *Sender) spillRef(recs []byte) error {
+	for off := 0; off+RefRec <= len(recs); off += RefRec {
+		it := GetRef(recs[off:])
+		n := int(it.Edges) * s.cfg.RecordBytes
+		s.seg = grow(s.seg, n)
+		if err := s.ep.Read(s.seg, it.Seg); err != nil {
+			return err
+		}
 		if err := s.ep.Flush(); err != nil {
 			return err
 		}
-	}
-	if len(spillRefs) > 0 {
-		if err := s.spillRef(spillRefs); err != nil {
+		s.stats.RefRD -= uint64(it.Edges)
+		s.stats.Spills += uint64(it.Edges)
+		s.dst, s.w = DecodeRecords(s.seg, s.cfg.RecordBytes, s.cfg.Weighted, s.dst[:0], s.w[:0])
+		if err := s.direct.AddSegment(s.dst, s.w, it.Val, nil); err != nil {
 			return err
 		}
-	}
-	if s.direct.Pending() > 0 {
-		return s.direct.Flush()
 	}
 	return nil
 }
@@ -222,50 +329,6 @@ func (s *Sender) write(a verbs.Addr, b []byte) error {
 	}
 	s.stats.Flushes++
 	s.stats.RDBytes += uint64(len(b))
-	// The buffer is reused: Write copies it (verbs.Endpoint contract).
+	// The buffer is reused at once: Write copies it (verbs.Endpoint contract).
 	return s.ep.Write(a, b)
-}
-
-// spillRef fetches segments that did not fit a RefRD mailbox and applies
-// their edges by direct remote update.
-func (s *Sender) spillRef(items []RefItem) error {
-	for _, it := range items {
-		n := int(it.Edges) * s.recBytes
-		if cap(s.seg) < n {
-			s.seg = make([]byte, n)
-		}
-		s.seg = s.seg[:n]
-		if err := s.ep.Read(s.seg, it.Seg); err != nil {
-			return err
-		}
-		if err := s.ep.Flush(); err != nil {
-			return err
-		}
-		s.stats.RefRD -= uint64(it.Edges)
-		s.stats.Spills += uint64(it.Edges)
-		comb := map[uint32]uint64{}
-		forRecords(s.seg, s.recBytes, s.weighted, func(dst uint32, w float64) {
-			cand := s.p.Edge(it.Val, uint64(it.Deg), w)
-			if old, ok := comb[dst]; ok {
-				cand = s.p.Combine(old, cand)
-			}
-			comb[dst] = cand
-		})
-		for v, c := range comb {
-			s.direct.Add(v, c)
-		}
-	}
-	return nil
-}
-
-// forRecords walks packed edge records (uint32 destination, then a float32
-// weight when weighted).
-func forRecords(b []byte, rec int, weighted bool, fn func(dst uint32, w float64)) {
-	for off := 0; off+rec <= len(b); off += rec {
-		w := 1.0
-		if weighted {
-			w = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[off+4:])))
-		}
-		fn(binary.LittleEndian.Uint32(b[off:]), w)
-	}
 }

@@ -4,250 +4,59 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
-	"sync/atomic"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/dmg-hpc/dmg/algo"
-	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/reduce"
 	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/dmg-hpc/dmg/update"
 	"github.com/dmg-hpc/dmg/verbs"
 	"github.com/dmg-hpc/dmg/verbs/memfab"
 )
 
-// sumProgram adds float candidates (integers, so sums are exact).
-var sumProgram = algo.PageRankProgram(1, 0.85)
-
-// Whatever the mailbox size, every ValRD pair arrives exactly once: in the
-// mailbox, or spilled to the inbox words by direct update.
-func TestValRDLosesNothing(t *testing.T) {
-	for _, capBytes := range []uint64{0, 12, 120, 1 << 16} {
-		const n = 50
-		g, _, err := csr.Open("uniform:50:10", csr.Options{Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		valCap := max(capBytes, update.ValRec)
-		lcfg := csr.LayoutConfig{NumMN: 1, Bounds: []uint32{0, n}, AttrBytes: []int{8, 8}, Reserve: update.Reserve(1, 1, valCap, update.RefRec)}
-		l, err := csr.Plan(g, lcfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mb := update.PlanMailboxes(l, valCap, update.RefRec)
-		want := make([]float64, n)
-		got := make([]float64, n)
-		err = onOneCN(l, func(net verbs.Network) error {
-			ep, err := net.NewEndpoint()
-			if err != nil {
-				return err
-			}
-			var st update.Stats
-			inbox := func(v uint32) verbs.Addr { return l.AttrAddr(1, v) }
-			d, err := update.NewDirect(ep, sumProgram, inbox, &st)
-			if err != nil {
-				return err
-			}
-			s := update.NewSender(ep, sumProgram, mb, d, update.SenderConfig{Pairs: 7, RecordBytes: 4}, &st)
-			rng := rand.New(rand.NewPCG(1, capBytes))
-			for range 2000 {
-				v := uint32(rng.IntN(n))
-				want[v]++
-				if err := s.Val(0, v, math.Float64bits(1)); err != nil {
-					return err
-				}
-			}
-			if err := s.Flush(); err != nil {
-				return err
-			}
-			if _, err := mb.DrainVal(ep, 0, func(v uint32, val uint64) { got[v] += math.Float64frombits(val) }); err != nil {
-				return err
-			}
-			if err := addInbox(ep, n, inbox, got); err != nil {
-				return err
-			}
-			if capBytes < 120 && st.Spills == 0 {
-				t.Errorf("cap %d: no spills: %+v", capBytes, st)
-			}
-			if capBytes == 1<<16 && st.Spills != 0 {
-				t.Errorf("cap %d: spills: %+v", capBytes, st)
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for v := range want {
-			if got[v] != want[v] {
-				t.Fatalf("cap %d: vertex %d received %g, sent %g", capBytes, v, got[v], want[v])
-			}
-		}
-	}
+// A one-chunk world on one MN: n vertices whose value and inbox words,
+// edge records and mailboxes live in the MN's pool.
+type rig struct {
+	n        uint32
+	inbox    verbs.Addr // n words
+	value    verbs.Addr // n words
+	segs     verbs.Addr // edge records
+	mb       *update.Mailboxes
+	poolSize uint64
 }
 
-func TestStatsRoundTrip(t *testing.T) {
-	s := update.Stats{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
-	if update.StatsFromInt64s(s.Int64s()) != s {
-		t.Fatal("Int64s round trip")
+func newRig(n uint32, segBytes, valCap, refCap, block uint64) *rig {
+	r := &rig{n: n}
+	r.inbox, _ = verbs.MakeAddr(0, 0)
+	r.value = r.inbox.Add(8 * uint64(n))
+	r.segs = r.value.Add(8 * uint64(n))
+	start := []uint64{16*uint64(n) + segBytes}
+	mb, end, err := update.PlanMailboxes([]uint32{0, n}, []int{0}, start, valCap, refCap, block)
+	if err != nil {
+		panic(err)
 	}
-	var z update.Stats
-	z.Add(s)
-	z.Add(s)
-	if z.Sub(s) != s {
-		t.Fatal("Add/Sub")
-	}
+	r.mb, r.poolSize = mb, end[0]
+	return r
 }
 
-// RefRD under concurrency: several senders flush items into a mailbox
-// while its owner's puller applies what is complete; after the senders are
-// done, one Pull finds the mailbox quiet and takes the rest, and the
-// iteration's Drain finds nothing left. Every edge of every item arrives
-// exactly once — pulled, drained or spilled to direct update — whatever
-// the mailbox size.
-func TestRefRDPullWhileSending(t *testing.T) {
-	const (
-		n       = 64
-		senders = 3
-		items   = 300
-	)
-	for _, items4Cap := range []uint64{1, 5, 10000} {
-		refCap := items4Cap * update.RefRec
-		g, _, err := csr.Open("uniform:64:4", csr.Options{Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Attribute 2 holds the edge records the items refer to: record i
-		// is destination i mod n.
-		lcfg := csr.LayoutConfig{NumMN: 1, Bounds: []uint32{0, n}, AttrBytes: []int{8, 8, 4 * 8},
-			Reserve: update.Reserve(1, 1, update.ValRec, refCap)}
-		l, err := csr.Plan(g, lcfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mb := update.PlanMailboxes(l, update.ValRec, refCap)
-		want := make([]float64, n)
-		got := make([]float64, n) // pulled and drained, then the inbox
-		err = onOneCN(l, func(net verbs.Network) error {
-			var err error
-			eps := make([]verbs.Endpoint, senders+1)
-			for i := range eps {
-				if eps[i], err = net.NewEndpoint(); err != nil {
-					return err
-				}
-			}
-			recs := make([]byte, 4*8*n)
-			for i := range 8 * n {
-				binary.LittleEndian.PutUint32(recs[4*i:], uint32(i%n))
-			}
-			base := l.AttrAddr(2, 0)
-			if err := verbs.WriteBulk(eps[0], base, recs); err != nil {
-				return err
-			}
-			inbox := func(v uint32) verbs.Addr { return l.AttrAddr(1, v) }
-			for s := range senders {
-				rng := rand.New(rand.NewPCG(uint64(s), items4Cap))
-				for range items {
-					lo, k := rng.IntN(4*n), 1+rng.IntN(4*n)
-					for i := lo; i < lo+k; i++ {
-						want[i%n]++
-					}
-				}
-			}
-			cur := mb.RefCursor(0, 4, false)
-			apply := func(it update.RefItem, dst uint32, _ float64) {
-				got[dst] += math.Float64frombits(sumProgram.Edge(it.Val, uint64(it.Deg), 1))
-			}
-			stop := make(chan struct{})
-			pulled := make(chan error, 1)
-			go func() {
-				for {
-					if _, _, err := cur.Pull(eps[senders], eps[senders], 1, apply); err != nil {
-						pulled <- err
-						return
-					}
-					select {
-					case <-stop:
-						pulled <- nil
-						return
-					default:
-					}
-				}
-			}()
-			errs := make(chan error, senders)
-			var spills uint64
-			for s := range senders {
-				go func() {
-					var st update.Stats
-					d, err := update.NewDirect(eps[s], sumProgram, inbox, &st)
-					if err != nil {
-						errs <- err
-						return
-					}
-					snd := update.NewSender(eps[s], sumProgram, mb, d, update.SenderConfig{Items: 4, RecordBytes: 4, Commit: true}, &st)
-					rng := rand.New(rand.NewPCG(uint64(s), items4Cap))
-					for range items {
-						lo, k := rng.IntN(4*n), 1+rng.IntN(4*n)
-						it := update.RefItem{Seg: base.Add(uint64(4 * lo)), Edges: uint32(k), Deg: 1, Val: math.Float64bits(1)}
-						if err := snd.Ref(0, it); err != nil {
-							errs <- err
-							return
-						}
-					}
-					err = snd.Flush()
-					atomic.AddUint64(&spills, st.Spills)
-					errs <- err
-				}()
-			}
-			for range senders {
-				if err := <-errs; err != nil {
-					return err
-				}
-			}
-			close(stop)
-			if err := <-pulled; err != nil {
-				return err
-			}
-			// Quiet now: one Pull takes whatever the puller had not.
-			if _, _, err := cur.Pull(eps[0], eps[0], 0, apply); err != nil {
-				return err
-			}
-			its, edges, err := cur.Drain(eps[0], eps[0], apply)
-			if err != nil {
-				return err
-			}
-			if its != 0 || edges != 0 {
-				t.Errorf("cap %d items: Drain after a quiet Pull applied %d items (%d edges)", items4Cap, its, edges)
-			}
-			if items4Cap < 10 && spills == 0 {
-				t.Errorf("cap %d items: no spills", items4Cap)
-			}
-			if items4Cap == 10000 && spills != 0 {
-				t.Errorf("cap %d items: %d spills", items4Cap, spills)
-			}
-			return addInbox(eps[0], n, inbox, got)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for v := range want {
-			if got[v] != want[v] {
-				t.Fatalf("cap %d items: vertex %d received %g, sent %g", items4Cap, v, got[v], want[v])
-			}
-		}
-	}
-}
+func (r *rig) ChunkOf(uint32) int            { return 0 }
+func (r *rig) InboxAddr(v uint32) verbs.Addr { return r.inbox.Add(8 * uint64(v)) }
+func (r *rig) ValueAddr(v uint32) verbs.Addr { return r.value.Add(8 * uint64(v)) }
 
-// onOneCN runs fn on the CN of an in-process job of one CN and one MN
-// whose pool holds layout l.
-func onOneCN(l *csr.Layout, fn func(net verbs.Network) error) error {
+// run opens the rig's pool on an MN and runs fn on the CN.
+func (r *rig) run(t *testing.T, fn func(net verbs.Network) error) {
+	t.Helper()
 	cluster := memfab.NewCluster()
-	return spmd.RunLocal(2, func(rt spmd.Runtime) error {
+	err := spmd.RunLocal(2, func(rt spmd.Runtime) error {
 		w, err := spmd.NewWorld(rt, spmd.Roles{CN: 1, MN: 1})
 		if err != nil {
 			return err
 		}
 		pool := uint64(0)
 		if w.Role == spmd.MN {
-			pool = l.MN[0].Needed
+			pool = r.poolSize
 		}
 		net, err := memfab.Open(cluster, w, verbs.Config{PoolBytes: pool})
 		if err != nil {
@@ -260,19 +69,394 @@ func onOneCN(l *csr.Layout, fn func(net verbs.Network) error) error {
 		defer w.Comm.Barrier()
 		return fn(net)
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
-// addInbox adds each vertex's inbox word (a float sum) to got.
-func addInbox(ep verbs.Endpoint, n int, inbox func(uint32) verbs.Addr, got []float64) error {
-	buf := make([]byte, 8)
-	for v := range uint32(n) {
-		if err := ep.Read(buf, inbox(v)); err != nil {
-			return err
-		}
-		if err := ep.Flush(); err != nil {
-			return err
-		}
-		got[v] += math.Float64frombits(binary.LittleEndian.Uint64(buf))
+func (r *rig) words(ep verbs.Endpoint, a verbs.Addr) ([]uint64, error) {
+	b := make([]byte, 8*r.n)
+	if err := verbs.ReadBulk(ep, b, a); err != nil {
+		return nil, err
 	}
-	return nil
+	w := make([]uint64, r.n)
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return w, nil
+}
+
+var sumOp = reduce.OpOf(algo.Spec{Reduce: algo.Sum, Float: true})
+var minOp = reduce.OpOf(algo.Spec{Reduce: algo.Min, Identity: math.MaxUint64})
+
+// drainVal adds every pair of the ValRD mailbox to got (float sums).
+func (r *rig) drainVal(t *testing.T, ep verbs.Endpoint, got []float64) {
+	t.Helper()
+	used, _, err := update.Used(ep, r.mb.Val[0], r.mb.ValCap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bb := r.mb.ValBlockBytes()
+	used = used / bb * bb
+	b := make([]byte, used)
+	if err := verbs.ReadBulk(ep, b, update.Records(r.mb.Val[0], 0)); err != nil {
+		t.Fatal(err)
+	}
+	for p := uint64(0); p < used; p += bb {
+		dst, val, err := r.mb.ValBlockPairs(b[p:p+bb], 0, r.n, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range dst {
+			got[d] += math.Float64frombits(val[i])
+		}
+	}
+}
+
+// Whatever the mailbox size, every ValRD pair arrives exactly once: in a
+// block of the mailbox, or spilled to the inbox words by direct update;
+// several senders share the mailbox.
+func TestValRDLosesNothing(t *testing.T) {
+	const n, senders, sends = 50, 3, 3000
+	for _, c := range []struct {
+		valCap, block uint64
+		spills        bool
+	}{{20, 1, true}, {200, 2, true}, {1 << 17, 16, false}, {1 << 20, 4096, false}} {
+		r := newRig(n, 0, c.valCap, update.RefRec, c.block)
+		want, got := make([]float64, n), make([]float64, n)
+		var total update.Stats
+		r.run(t, func(net verbs.Network) error {
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			errs := make(chan error, senders)
+			for s := range senders {
+				ep, err := net.NewEndpoint()
+				if err != nil {
+					return err
+				}
+				rng := rand.New(rand.NewPCG(uint64(s), c.valCap))
+				var dst []uint32
+				for range sends {
+					dst = append(dst, uint32(rng.IntN(n)))
+				}
+				for _, v := range dst {
+					want[v]++
+				}
+				wg.Go(func() {
+					var st update.Stats
+					d, err := update.NewDirect(ep, sumOp, r, nil, update.DirectConfig{}, &st)
+					if err == nil {
+						snd := update.NewSender(ep, sumOp, r.mb, d, update.SenderConfig{Pairs: 7, RecordBytes: 4}, &st)
+						for i := 0; i < len(dst) && err == nil; i += 10 {
+							err = snd.ValSegment(0, dst[i:min(len(dst), i+10)], nil, math.Float64bits(1), nil)
+						}
+						if err == nil {
+							err = snd.Flush()
+						}
+					}
+					mu.Lock()
+					total.Add(st)
+					mu.Unlock()
+					errs <- err
+				})
+			}
+			wg.Wait()
+			for range senders {
+				if err := <-errs; err != nil {
+					return err
+				}
+			}
+			ep, err := net.NewEndpoint()
+			if err != nil {
+				return err
+			}
+			r.drainVal(t, ep, got)
+			in, err := r.words(ep, r.inbox)
+			for v, x := range in {
+				got[v] += math.Float64frombits(x)
+			}
+			return err
+		})
+		for v := range want {
+			if got[v] != want[v] {
+				t.Fatalf("cap %d block %d: vertex %d received %g, sent %g (%+v)", c.valCap, c.block, v, got[v], want[v], total)
+			}
+		}
+		if (total.Spills > 0) != c.spills {
+			t.Errorf("cap %d block %d: %d spills, want spills %v", c.valCap, c.block, total.Spills, c.spills)
+		}
+	}
+}
+
+// RefRD under concurrency: senders flush items into a mailbox while its
+// owner pulls what is complete; after the senders are done the owner takes
+// the rest. Every edge of every item arrives exactly once (pulled, taken
+// after the barrier, or spilled to direct update) whatever the mailbox
+// size.
+func TestRefRDPullWhileSending(t *testing.T) {
+	const n, senders, items = 64, 3, 300
+	for _, capItems := range []uint64{1, 5, 10000} {
+		r := newRig(n, 4*8*n, 20, capItems*update.RefRec, 1)
+		want, got := make([]float64, n), make([]float64, n)
+		var spills uint64
+		r.run(t, func(net verbs.Network) error {
+			eps := make([]verbs.Endpoint, senders+1)
+			for i := range eps {
+				var err error
+				if eps[i], err = net.NewEndpoint(); err != nil {
+					return err
+				}
+			}
+			// The segments: record i is destination i mod n.
+			recs := make([]byte, 4*8*n)
+			for i := range 8 * n {
+				binary.LittleEndian.PutUint32(recs[4*i:], uint32(i%n))
+			}
+			if err := verbs.WriteBulk(eps[0], r.segs, recs); err != nil {
+				return err
+			}
+			cur := r.mb.RefCursor(0)
+			apply := func(ep verbs.Endpoint, upto uint64) error {
+				for !cur.Done(upto) {
+					its, _, err := cur.Take(ep, upto, 240, nil, 4, 1<<20, n, net, nil)
+					if err != nil {
+						return err
+					}
+					seg := make([]byte, update.SegmentBytes(its, 4))
+					offs, err := update.FetchSegments(ep, its, 4, seg, nil)
+					if err != nil {
+						return err
+					}
+					if err := ep.Flush(); err != nil {
+						return err
+					}
+					for i, it := range its {
+						dst, _ := update.DecodeRecords(seg[offs[i]:offs[i]+4*int(it.Edges)], 4, false, nil, nil)
+						for _, d := range dst {
+							got[d] += math.Float64frombits(it.Val)
+						}
+					}
+				}
+				return nil
+			}
+			stop := make(chan struct{})
+			pulled := make(chan error, 1)
+			go func() {
+				for {
+					upto, err := cur.Pullable(eps[senders], 1)
+					if err == nil {
+						err = apply(eps[senders], upto)
+					}
+					if err != nil {
+						pulled <- err
+						return
+					}
+					select {
+					case <-stop:
+						pulled <- nil
+						return
+					default:
+					}
+				}
+			}()
+			var mu sync.Mutex
+			errs := make(chan error, senders)
+			for s := range senders {
+				rng := rand.New(rand.NewPCG(uint64(s), capItems))
+				var its []update.RefItem
+				for range items {
+					lo, k := rng.IntN(4*n), 1+rng.IntN(4*n)
+					for i := lo; i < lo+k; i++ {
+						want[i%n]++
+					}
+					its = append(its, update.RefItem{Seg: r.segs.Add(uint64(4 * lo)), Edges: uint32(k), Src: uint32(s), Val: math.Float64bits(1)})
+				}
+				go func() {
+					var st update.Stats
+					d, err := update.NewDirect(eps[s], sumOp, r, nil, update.DirectConfig{}, &st)
+					if err == nil {
+						snd := update.NewSender(eps[s], sumOp, r.mb, d, update.SenderConfig{Items: 4, RecordBytes: 4, Commit: true}, &st)
+						for _, it := range its {
+							if err = snd.Ref(0, it); err != nil {
+								break
+							}
+						}
+						if err == nil {
+							err = snd.Flush()
+						}
+					}
+					mu.Lock()
+					spills += st.Spills
+					mu.Unlock()
+					errs <- err
+				}()
+			}
+			for range senders {
+				if err := <-errs; err != nil {
+					return err
+				}
+			}
+			close(stop)
+			if err := <-pulled; err != nil {
+				return err
+			}
+			upto, err := cur.Drainable(eps[0])
+			if err != nil {
+				return err
+			}
+			if err := apply(eps[0], upto); err != nil {
+				return err
+			}
+			in, err := r.words(eps[0], r.inbox)
+			for v, x := range in {
+				got[v] += math.Float64frombits(x)
+			}
+			return err
+		})
+		for v := range want {
+			if got[v] != want[v] {
+				t.Fatalf("cap %d items: vertex %d received %g, sent %g", capItems, v, got[v], want[v])
+			}
+		}
+		if capItems < 10 && spills == 0 {
+			t.Errorf("cap %d items: no spills", capItems)
+		}
+		if capItems == 10000 && spills != 0 {
+			t.Errorf("cap %d items: %d spills", capItems, spills)
+		}
+	}
+}
+
+// Direct updates with touched logs: several updaters race on overlapping
+// destinations with minima; every destination touched appears in the log
+// exactly once, and its inbox word holds the smallest candidate sent to it.
+// With pruning, candidates not below the current value are not sent.
+func TestDirectLogsFirstTouch(t *testing.T) {
+	const n, updaters = 200, 4
+	for _, prune := range []bool{false, true} {
+		r := newRig(n, 0, 20, update.RefRec, 1)
+		want := make([]uint64, n)
+		for i := range want {
+			want[i] = math.MaxUint64
+		}
+		values := make([]uint64, n)
+		for i := range values {
+			values[i] = math.MaxUint64
+			if prune && i%2 == 0 {
+				values[i] = 50 // candidates ≥ 50 change nothing here
+			}
+		}
+		var logged, pruned uint64
+		r.run(t, func(net verbs.Network) error {
+			ep0, err := net.NewEndpoint()
+			if err != nil {
+				return err
+			}
+			b := make([]byte, 16*n)
+			for v := range n {
+				binary.LittleEndian.PutUint64(b[8*v:], math.MaxUint64)
+				binary.LittleEndian.PutUint64(b[8*(n+v):], values[v])
+			}
+			if err := verbs.WriteBulk(ep0, r.inbox, b); err != nil {
+				return err
+			}
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			errs := make(chan error, updaters)
+			for u := range updaters {
+				ep, err := net.NewEndpoint()
+				if err != nil {
+					return err
+				}
+				rng := rand.New(rand.NewPCG(uint64(u), 9))
+				var dst []uint32
+				var cands []uint64
+				for range 500 {
+					v := uint32(rng.IntN(n))
+					c := uint64(rng.IntN(100))
+					dst, cands = append(dst, v), append(cands, c)
+					if c < values[v] {
+						want[v] = min(want[v], c)
+					}
+				}
+				wg.Go(func() {
+					var st update.Stats
+					d, err := update.NewDirect(ep, minOp, r, r.mb, update.DirectConfig{Log: true, Prune: prune, Pending: 37}, &st)
+					if err == nil {
+						if err = d.AddSegment(dst, nil, 0, cands); err == nil {
+							err = d.Flush()
+						}
+					}
+					mu.Lock()
+					logged += st.Logged
+					pruned += st.Pruned
+					mu.Unlock()
+					errs <- err
+				})
+			}
+			wg.Wait()
+			for range updaters {
+				if err := <-errs; err != nil {
+					return err
+				}
+			}
+			in, err := r.words(ep0, r.inbox)
+			if err != nil {
+				return err
+			}
+			used, over, err := update.Used(ep0, r.mb.Log[0], r.mb.LogCap[0])
+			if err != nil || over {
+				t.Errorf("log: %d bytes, overflow %v, %v", used, over, err)
+				return err
+			}
+			lb := make([]byte, used)
+			if err := verbs.ReadBulk(ep0, lb, update.Records(r.mb.Log[0], 0)); err != nil {
+				return err
+			}
+			ids, err := update.DecodeLog(lb, 0, n, nil)
+			if err != nil {
+				return err
+			}
+			slices.Sort(ids)
+			var touched []uint32
+			for v := range uint32(n) {
+				if want[v] != math.MaxUint64 {
+					touched = append(touched, v)
+				}
+				if in[v] != want[v] {
+					t.Errorf("prune %v: vertex %d's inbox holds %d, want %d", prune, v, in[v], want[v])
+				}
+			}
+			if !slices.Equal(ids, touched) {
+				t.Errorf("prune %v: log holds %v, want each touched vertex once: %v", prune, ids, touched)
+			}
+			return nil
+		})
+		if uint64(len(r.mb.Log)) == 0 || logged == 0 {
+			t.Errorf("prune %v: nothing logged", prune)
+		}
+		if prune != (pruned > 0) {
+			t.Errorf("prune %v: %d candidates pruned", prune, pruned)
+		}
+	}
+}
+
+func TestStatsRoundTrip(t *testing.T) {
+	var s update.Stats
+	v := make([]float64, update.NumStats)
+	for i := range v {
+		v[i] = float64(i + 1)
+	}
+	s = update.StatsFrom(v)
+	w := make([]float64, update.NumStats)
+	s.Put(w)
+	if !slices.Equal(v, w) {
+		t.Fatalf("Put(StatsFrom(v)) = %v, want %v", w, v)
+	}
+	var z update.Stats
+	z.Add(s)
+	z.Add(s)
+	if z.Sub(s) != s {
+		t.Fatal("Add/Sub")
+	}
 }

@@ -121,23 +121,42 @@ func (t *Tally) AddBatch(batch []Counters) {
 // ByMN returns the counts per MN.
 func (t *Tally) ByMN() []Counters {
 	out := make([]Counters, len(t.perMN))
-	for mn := range t.perMN {
-		p := &t.perMN[mn].f
-		var v [NumCounterFields]int64
-		for i := range v {
-			v[i] = int64(p[i].Load())
-		}
-		out[mn] = CountersFromInt64s(v[:])
-	}
+	t.Into(out)
 	return out
 }
 
 // Total returns the totals; a flush touching several MNs is one round trip.
-func (t *Tally) Total() Counters {
-	var c Counters
-	for _, m := range t.ByMN() {
-		c.Add(m)
+func (t *Tally) Total() Counters { return t.Into(nil) }
+
+// Into writes the counts per MN into perMN (as many as it holds, nil for
+// none) and returns the totals, without allocating.
+func (t *Tally) Into(perMN []Counters) Counters {
+	var total Counters
+	for mn := range t.perMN {
+		p := &t.perMN[mn].f
+		c := Counters{p[0].Load(), p[1].Load(), p[2].Load(), p[3].Load(), p[4].Load(), p[5].Load(), p[6].Load(), p[7].Load()}
+		if mn < len(perMN) {
+			perMN[mn] = c
+		}
+		total.Add(c)
 	}
-	c.RoundTrips = t.rt.Load()
-	return c
+	total.RoundTrips = t.rt.Load()
+	return total
+}
+
+// CountersInto is an optional ability of an Endpoint: its counts per MN
+// written into perMN and its totals, without allocating (the engine reads
+// them at every iteration boundary).
+type CountersInto interface {
+	CountersInto(perMN []Counters) Counters
+}
+
+// ReadCounters is ep's totals and, in perMN, its counts per MN; it
+// allocates only for endpoints without CountersInto.
+func ReadCounters(ep Endpoint, perMN []Counters) Counters {
+	if ci, ok := ep.(CountersInto); ok {
+		return ci.CountersInto(perMN)
+	}
+	copy(perMN, ep.CountersByMN())
+	return ep.Counters()
 }

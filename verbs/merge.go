@@ -27,11 +27,13 @@ type ReadMerger struct {
 	runs   []mergeRun
 	buf    []byte
 	saved  uint64
+	group  int
 }
 
 type mergeReq struct {
-	dst []byte
-	src Addr
+	dst   []byte
+	src   Addr
+	group int
 }
 
 type mergeRun struct {
@@ -66,9 +68,15 @@ func (m *ReadMerger) Read(dst []byte, src Addr) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	m.reqs = append(m.reqs, mergeReq{dst: dst, src: src})
+	m.reqs = append(m.reqs, mergeReq{dst: dst, src: src, group: m.group})
 	return nil
 }
+
+// Separate keeps the reads queued so far from being merged with those
+// queued after (until Flush): a caller reading from distinct regions of a
+// pool, whose gaps hold data that other ranks update meanwhile, reads none
+// of the gap.
+func (m *ReadMerger) Separate() { m.group++ }
 
 // Pending is the number of reads queued since the last Flush.
 func (m *ReadMerger) Pending() int { return len(m.reqs) }
@@ -85,6 +93,8 @@ func (m *ReadMerger) Flush() error {
 	}
 	slices.SortStableFunc(m.reqs, func(a, b mergeReq) int {
 		switch {
+		case a.group != b.group:
+			return a.group - b.group
 		case a.src < b.src:
 			return -1
 		case a.src > b.src:
@@ -99,7 +109,7 @@ func (m *ReadMerger) Flush() error {
 		if n := len(m.runs); n > 0 {
 			cur := &m.runs[n-1]
 			newEnd := max(cur.end, end)
-			if r.src.MN() == cur.start.MN() && uint64(r.src) <= uint64(cur.end)+m.maxGap &&
+			if r.group == m.reqs[cur.first].group && r.src.MN() == cur.start.MN() && uint64(r.src) <= uint64(cur.end)+m.maxGap &&
 				uint64(newEnd-cur.start) <= m.maxLen {
 				cur.end = newEnd
 				cur.n++
@@ -149,4 +159,5 @@ func (m *ReadMerger) Flush() error {
 func (m *ReadMerger) reset() {
 	clear(m.reqs)
 	m.reqs = m.reqs[:0]
+	m.group = 0
 }

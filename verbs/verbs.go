@@ -141,6 +141,24 @@ func (c *Config) Validate() error {
 	return nil
 }
 
+// GapCost is an optional ability of a Network: how many bytes a READ may
+// read past what it needs before one more READ would have cost less, so
+// that a read merger joins requests across gaps up to that size. One-sided
+// operations on an RDMA NIC cost about as much as a kilobyte or two of
+// transfer; a libfabric shm operation is a system call, worth tens of
+// kilobytes of copying.
+type GapCost interface {
+	GapBytes() int
+}
+
+// MergeGap is net's GapBytes, or 2 KiB for a network that does not say.
+func MergeGap(net Network) int {
+	if g, ok := net.(GapCost); ok {
+		return g.GapBytes()
+	}
+	return 2 << 10
+}
+
 // PostMode is an optional ability of an Endpoint, used by Bench: post each
 // operation of a batch with its own call into the provider instead of the
 // whole batch in one call (the doorbell batching stays the same).

@@ -38,8 +38,9 @@ type endpoint struct {
 }
 
 var (
-	_ verbs.Endpoint = (*endpoint)(nil)
-	_ verbs.Atomics  = (*endpoint)(nil)
+	_ verbs.Endpoint     = (*endpoint)(nil)
+	_ verbs.Atomics      = (*endpoint)(nil)
+	_ verbs.CountersInto = (*endpoint)(nil)
 )
 
 func (e *endpoint) usable() error {
@@ -168,6 +169,9 @@ func (e *endpoint) reset() {
 
 func (e *endpoint) Counters() verbs.Counters       { return e.tally.Total() }
 func (e *endpoint) CountersByMN() []verbs.Counters { return e.tally.ByMN() }
+
+// CountersInto is verbs.CountersInto.
+func (e *endpoint) CountersInto(perMN []verbs.Counters) verbs.Counters { return e.tally.Into(perMN) }
 
 func (e *endpoint) Close() error {
 	e.net.mu.Lock()

@@ -1,0 +1,157 @@
+package algo
+
+import (
+	"math"
+	"strings"
+
+	"github.com/pkg/errors"
+
+	"github.com/dmg-hpc/dmg/csr"
+)
+
+// Algorithms is every kernel DMG runs, one line each. Adding a kernel is a
+// file with its vertex program, its serial verifier and its Algorithm, plus
+// one line here.
+func Algorithms() []Algorithm {
+	return []Algorithm{
+		pageRankAlgorithm(),
+		bfsAlgorithm(),
+		wccAlgorithm(),
+		ssspAlgorithm(),
+	}
+}
+
+// Algorithm is one kernel as the harness knows it: its names, the graph it
+// needs, how its parameters are chosen, its program, its serial verifier
+// and how its results are written.
+type Algorithm struct {
+	// Name is the --algo value; Aliases are accepted too.
+	Name    string
+	Aliases []string
+	// Kind is the Graphalytics output kind (file suffix, value format).
+	Kind Kind
+	// Source says the kernel starts at a source vertex; SourceProperty is
+	// the Graphalytics property that names it (via csr.Meta).
+	Source         bool
+	SourceProperty func(m *csr.Meta) (ext uint64, ok bool)
+	// Symmetric and Weighted say how the graph must be read;
+	// NonNegativeWeights that a negative weight is bad input.
+	Symmetric, Weighted, NonNegativeWeights bool
+	// Configure fills the parameters the user left zero from the
+	// Graphalytics properties (m may be nil) or the kernel's defaults, and
+	// checks them; Source is the harness's business.
+	Configure func(p Params, m *csr.Meta) (Params, error)
+	// New is the kernel's program for the parameters in effect.
+	New func(p Params) Program
+	// Verify checks a result (one value word per vertex of g) with a
+	// serial verifier that shares no code with the engine. nil: the kernel
+	// has none, and --verify fails.
+	Verify func(g *csr.Graph, p Params, vals []uint64) error
+	// Output turns value words into the Graphalytics output of g.
+	Output func(g *csr.Graph, vals []uint64) (*Output, error)
+}
+
+// Params are the parameters of one run.
+type Params struct {
+	// Source is the dense id of the source vertex (Algorithm.Source).
+	Source uint32
+	// Iterations bounds iterative kernels (PageRank).
+	Iterations int
+	// Damping is PageRank's damping factor.
+	Damping float64
+}
+
+// Lookup finds an algorithm by name or alias, case-insensitively.
+func Lookup(name string) (Algorithm, error) {
+	n := strings.ToLower(strings.TrimSpace(name))
+	for _, a := range Algorithms() {
+		if a.Name == n {
+			return a, nil
+		}
+		for _, al := range a.Aliases {
+			if al == n {
+				return a, nil
+			}
+		}
+	}
+	return Algorithm{}, errors.Errorf("algo: unknown algorithm %q; expected one of %s", name, strings.Join(Names(), ", "))
+}
+
+// Names lists the algorithms' names.
+func Names() []string {
+	var out []string
+	for _, a := range Algorithms() {
+		out = append(out, a.Name)
+	}
+	return out
+}
+
+// VerifyResult runs a's verifier, failing when a has none.
+func (a Algorithm) VerifyResult(g *csr.Graph, p Params, vals []uint64) error {
+	if a.Verify == nil {
+		return errors.Errorf("algo: %s has no serial verifier; --verify cannot check it", a.Name)
+	}
+	return a.Verify(g, p, vals)
+}
+
+// WriteResult writes vals as a's Graphalytics output file (through a
+// temporary file that is renamed).
+func (a Algorithm) WriteResult(path string, g *csr.Graph, vals []uint64) error {
+	o, err := a.Output(g, vals)
+	if err != nil {
+		return err
+	}
+	if o.Floats != nil {
+		return WriteOutput(path, g, o.Floats)
+	}
+	return WriteOutput(path, g, o.Ints)
+}
+
+// noParams is Configure for kernels without parameters.
+func noParams(p Params, _ *csr.Meta) (Params, error) { return p, nil }
+
+// floatOutput, intOutput and labelOutput are Output for kernels whose
+// words hold float64 values, integers, or labels that are dense vertex ids
+// (written as the external id of that vertex).
+func floatOutput(kind Kind) func(*csr.Graph, []uint64) (*Output, error) {
+	return func(g *csr.Graph, vals []uint64) (*Output, error) {
+		return NewOutput(kind, g, Floats(vals))
+	}
+}
+
+func intOutput(kind Kind) func(*csr.Graph, []uint64) (*Output, error) {
+	return func(g *csr.Graph, vals []uint64) (*Output, error) {
+		return NewOutput(kind, g, Ints(vals))
+	}
+}
+
+func labelOutput(kind Kind) func(*csr.Graph, []uint64) (*Output, error) {
+	return func(g *csr.Graph, vals []uint64) (*Output, error) {
+		v := make([]uint64, len(vals))
+		for i, l := range vals {
+			if l >= uint64(g.N) {
+				return nil, errors.Errorf("algo: %v vertex %d has label %d, not a vertex of the %d", kind, g.ExternalID(uint32(i)), l, g.N)
+			}
+			v[i] = g.ExternalID(uint32(l))
+		}
+		return NewOutput(kind, g, v)
+	}
+}
+
+// Floats decodes value words that hold float64 bits (PageRank, SSSP).
+func Floats(words []uint64) []float64 {
+	f := make([]float64, len(words))
+	for i, x := range words {
+		f[i] = math.Float64frombits(x)
+	}
+	return f
+}
+
+// Ints decodes value words that hold integers (BFS depths).
+func Ints(words []uint64) []int64 {
+	f := make([]int64, len(words))
+	for i, x := range words {
+		f[i] = int64(x)
+	}
+	return f
+}

@@ -1,0 +1,14 @@
+// Package job runs one DMG job on every rank of a world: it reads or
+// generates the graph (each compute node only its share, and for directed
+// graphs the engine pulls on, its share's in-edges), cuts it into chunks
+// (package balance, stage 1), lays it out on the memory nodes (package
+// csr; the reverse adjacency after the out-adjacency, then the engine's
+// regions), sizes and opens the data path (package verbs), loads each
+// chunk, and hands over to the engine (package rank). Every phase ends at
+// the job's boundary (rank.Config.Sync), so all ranks go on or all stop.
+//
+//	out, err := job.Execute(world, job.Config{Algo: "bfs", Graph: "kron:16", Open: open, Engine: rank.Config{Sync: sync}})
+//
+// The memory nodes never read the input: CN 0 tells them the job's shape
+// and its layouts, and the other CNs check theirs are the same.
+package job

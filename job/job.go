@@ -1,0 +1,685 @@
+package job
+
+import (
+	"bytes"
+	"encoding/gob"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"time"
+
+	"github.com/pkg/errors"
+
+	"github.com/dmg-hpc/dmg/algo"
+	"github.com/dmg-hpc/dmg/balance"
+	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/rank"
+	"github.com/dmg-hpc/dmg/spmd"
+	"github.com/dmg-hpc/dmg/verbs"
+)
+
+// Config is one run of one algorithm on one graph.
+type Config struct {
+	Algo string
+	// Kernel, when set, is the algorithm run instead of the registered one
+	// named Algo (a kernel of the caller's own; every rank must pass it).
+	Kernel *algo.Algorithm
+	Graph  string
+	Csr    csr.Options
+	// Source is the external id of the source vertex of kernels that have
+	// one; HasSource says whether it was given (else the Graphalytics
+	// properties, else the vertex with the most out-edges).
+	Source    uint64
+	HasSource bool
+	// Iterations and Damping (PageRank); 0 takes the properties' or the
+	// kernel's defaults.
+	Iterations int
+	Damping    float64
+	// Alpha weighs vertices against edges in stage-1 partitioning
+	// (0: balance.DefaultAlpha).
+	Alpha float64
+	// MNMem is each MN's pool size; 0 sizes pools to the graph plus
+	// headroom.
+	MNMem uint64
+	// Open opens the data path (memfab or fabric) with the given config.
+	Open   func(cfg verbs.Config) (verbs.Network, error)
+	Engine rank.Config
+	// Layout tunes the DM layout (entry size, in-place storage); the
+	// memory nodes, chunk bounds and attribute arrays are filled in.
+	Layout csr.LayoutConfig
+	// LoadProgress, if set, is called as this CN loads its chunk.
+	LoadProgress func(csr.LoadProgress)
+	// LoadOnly stops after loading (dmg load): no algorithm is needed.
+	LoadOnly bool
+	// KeepGraph makes world rank 0 read the whole graph again after the
+	// run, into Outcome.Graph, for a serial verifier (the CNs hold only
+	// their shares while they work).
+	KeepGraph bool
+	// PreCheck runs on world rank 0 in the first phase (e.g. that --out is
+	// writable), so bad output paths fail before any work.
+	PreCheck func() error
+}
+
+// Outcome is what Execute reports on each rank.
+type Outcome struct {
+	Algorithm algo.Algorithm
+	Params    algo.Params
+	// SourceID is the source's external id and SourceFrom how it was
+	// chosen ("--source", "properties", "most out-edges"; kernels with a
+	// source only).
+	SourceID   uint64
+	SourceFrom string
+	Meta       *csr.Meta // on the CNs (the MNs do not read the graph)
+	Vertices   uint64
+	Edges      uint64
+	Graph      *csr.Graph // rank 0: the vertices (N, IDs); the whole graph with KeepGraph
+	Result     *rank.Result
+	Chunks     []uint32
+	Imbalance  float64
+	MNPool     []uint64 // pool bytes per MN
+	MNUsed     []uint64 // bytes of graph, reverse adjacency and regions per MN
+	// InBytes is the reverse adjacency's bytes per MN (directed graphs the
+	// engine pulls on; nil when the graph is symmetric or not needed).
+	InBytes      []uint64
+	Symmetric    bool            // the graph's in-edges are its out-edges
+	InPlaceShare float64         // vertices whose edges sit in their index entry
+	Load         *csr.LoadReport // this CN's loading
+	Layout       *csr.Layout
+	Degrees      csr.DegreeSummary // LoadOnly, rank 0
+	Provider     string
+	Workers      int // goroutines per CN
+	NICProfile   string
+	Mode         string
+	Ablations    []string
+	LoadS        float64
+	PartS        float64
+	ComputeS     float64
+}
+
+// poolHeadroom is added to a pool sized from the graph.
+const poolHeadroom = 1 << 16
+
+// Execute runs one job on every rank: read or generate the graph, cut it
+// into chunks, open the fabric with pools sized for it, load each CN's
+// chunk into DM, run the kernel. Every phase ends with cfg.Engine.Sync, so
+// all ranks go on or all stop. Each CN holds only its share of the graph
+// (csr.OpenShareWith), and only until its chunk is in DM.
+func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
+	cfg.Engine.EnsureDefaults()
+	if cfg.Engine.Sync == nil {
+		cfg.Engine.Sync = rank.BarrierSync(w)
+	}
+	sync := cfg.Engine.Sync
+	agree := func(err error) error { return sync(err, nil) }
+	out := &Outcome{}
+	t0 := time.Now()
+
+	// Phase 0: parameters and output paths, before any reading.
+	err := cfg.Engine.Validate()
+	var alg algo.Algorithm
+	if err == nil && !cfg.LoadOnly {
+		alg, err = lookup(&cfg, cfg.Algo)
+	}
+	if err == nil && cfg.PreCheck != nil && w.Rank() == 0 {
+		err = cfg.PreCheck()
+	}
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	out.Algorithm = alg
+	// Phase 1: the graph, its partition and the program. Each compute node
+	// reads its share of the graph (and, for a directed graph the engine
+	// pulls on, its in-edges); the memory nodes learn its shape from CN 0
+	// and, in phase 2, its layout.
+	wantIn := !cfg.LoadOnly && rank.Pulls(cfg.Engine, alg.New(algo.Params{}).Spec())
+	if cfg.LoadOnly {
+		wantIn = false
+	}
+	var sh *csr.Share
+	var spec programSpec
+	if w.Role == spmd.CN {
+		sh, spec, err = prepare(&cfg, alg, wantIn, out, w)
+	}
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	var shape jobShape
+	if err = crossCheck(w, out.Chunks); err == nil {
+		shape, err = shareShape(w, spec, sh, out.Meta)
+	}
+	if err == nil && cfg.LoadOnly {
+		out.Degrees, err = gatherDegrees(w, sh, out.Chunks)
+	}
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	// A directed graph whose every share lists the same in- as out-edges
+	// is symmetric: the out-lists serve the pull.
+	out.Symmetric, err = allSymmetric(w, sh)
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	var in *csr.Graph
+	if sh != nil && !out.Symmetric {
+		in = sh.In
+	}
+	hasIn := wantIn && !out.Symmetric
+	if !cfg.LoadOnly {
+		if alg, err = lookup(&cfg, shape.Spec.Algo); err != nil {
+			return nil, err
+		}
+		out.Algorithm, out.Params = alg, shape.Spec.Params
+		out.SourceID, out.SourceFrom = shape.Spec.SourceID, shape.Spec.SourceFrom
+	}
+	out.Vertices, out.Edges = shape.Vertices, shape.Edges
+	out.Workers, out.NICProfile = cfg.Engine.Workers*cfg.Engine.Inflight, cfg.Engine.Profile.Name
+	out.Mode, out.Ablations = cfg.Engine.Mode, ablations(cfg)
+	loadRead := time.Since(t0)
+
+	// Phase 2: lay out (each CN measures its chunk, they share the
+	// figures, CN 0's layouts go to the MNs and are checked against the
+	// other CNs'), size pools, open the fabric.
+	t2 := time.Now()
+	layouts, err := planLayouts(w, &cfg, shape, sh, in, hasIn, out.Chunks)
+	if err == nil {
+		out.Chunks = layouts.Out.Config.Bounds
+	}
+	last := layouts.last()
+	if err == nil && cfg.MNMem > 0 {
+		avail := make([]uint64, w.Roles.MN)
+		for m := range avail {
+			avail[m] = cfg.MNMem
+		}
+		if cerr := last.CheckCapacity(avail); cerr != nil {
+			err = &rank.ParamError{Msg: "--mn-mem is too small: " + cerr.Error()}
+		}
+	}
+	var net verbs.Network
+	if err == nil {
+		pool := uint64(0)
+		if w.Role == spmd.MN {
+			pool = last.MN[w.Index].Needed + poolHeadroom
+			if cfg.MNMem > 0 {
+				pool = cfg.MNMem
+			}
+		}
+		net, err = cfg.Open(verbs.Config{PoolBytes: pool})
+	}
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	var st *rank.Store
+	var eps []verbs.Endpoint
+	closed := false
+	defer func() {
+		for _, ep := range eps {
+			ep.Close()
+		}
+		if !closed {
+			net.Close()
+		}
+	}()
+	st, err = rank.NewStore(layouts.Out, layouts.In, storeConfig(cfg, shape, out.Chunks, w.Roles.MN))
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	out.Provider = net.Provider()
+	out.InPlaceShare = layouts.Out.InPlaceShare()
+	for m := range w.Roles.MN {
+		out.MNPool = append(out.MNPool, net.PoolSize(m))
+		out.MNUsed = append(out.MNUsed, last.MN[m].Needed)
+		if layouts.In != nil {
+			u := layouts.In.MN[m]
+			out.InBytes = append(out.InBytes, u.IndexBytes+u.EdgeBytes)
+		}
+	}
+
+	// Phase 3: every CN writes its chunk (and its in-lists), one endpoint
+	// per worker goroutine (the engine keeps them: connection set-up is not
+	// free on every fabric).
+	var degrees []uint32
+	var puller verbs.Endpoint
+	err = last.CheckCapacity(out.MNPool)
+	if err == nil && w.Role == spmd.CN {
+		lo, hi := out.Chunks[w.Index], out.Chunks[w.Index+1]
+		g := sh.Graph
+		degrees = make([]uint32, hi-lo)
+		for v := lo; v < hi; v++ {
+			degrees[v-lo] = uint32(g.Degree(v))
+		}
+		for range cfg.Engine.Workers * cfg.Engine.Inflight {
+			var ep verbs.Endpoint
+			if ep, err = net.NewEndpoint(); err != nil {
+				break
+			}
+			eps = append(eps, ep)
+		}
+		if err == nil && !rank.IsPlain(cfg.Engine.Mode) && cfg.Engine.RefRDPuller && !cfg.Engine.NoCollab && !cfg.Engine.NoRefRD && !cfg.LoadOnly {
+			// The RefRD puller's own endpoint.
+			if puller, err = net.NewEndpoint(); err == nil {
+				defer puller.Close()
+			}
+		}
+		if err == nil {
+			out.Load, err = layouts.Out.Load(g, w.Index, eps, csr.LoadOptions{Progress: cfg.LoadProgress})
+		}
+		if err == nil && layouts.In != nil {
+			var rep *csr.LoadReport
+			if rep, err = layouts.In.Load(in, w.Index, eps, csr.LoadOptions{}); err == nil {
+				secs := out.Load.Seconds + rep.Seconds // one after the other
+				out.Load.Merge(rep)
+				out.Load.Seconds = secs
+			}
+		}
+	}
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	out.LoadS = loadRead.Seconds() + time.Since(t2).Seconds()
+	if w.Rank() == 0 { // the vertices, for the output
+		g := sh.Graph
+		out.Graph = &csr.Graph{N: g.N, IDs: g.IDs, Directed: g.Directed}
+	}
+	sh, in = nil, nil // the CNs compute from DM only
+	out.Layout = layouts.Out
+	if cfg.LoadOnly {
+		closed = true
+		return out, agree(net.Close())
+	}
+
+	// Phase 4: compute.
+	ecfg := cfg.Engine
+	ecfg.Program = alg.New(out.Params)
+	res, err := rank.Run(w, net, st, eps, puller, degrees, ecfg)
+	if err != nil {
+		return nil, err
+	}
+	out.Result, out.ComputeS = res, res.ComputeSeconds
+	closed = true
+	err = net.Close()
+	if err == nil && cfg.KeepGraph && w.Rank() == 0 {
+		out.Graph, err = wholeGraph(&cfg, alg)
+	}
+	return out, agree(err)
+}
+
+// lookup is the algorithm a job runs: the caller's Kernel, or the
+// registered one of that name.
+func lookup(cfg *Config, name string) (algo.Algorithm, error) {
+	if cfg.Kernel != nil {
+		return *cfg.Kernel, nil
+	}
+	a, err := algo.Lookup(name)
+	if err != nil {
+		return a, &rank.ParamError{Msg: err.Error()}
+	}
+	return a, nil
+}
+
+func ablations(c Config) []string {
+	a := []string{}
+	if c.Layout.NoInPlace {
+		a = append(a, "--no-inplace")
+	}
+	return append(a, c.Engine.Ablations()...)
+}
+
+func storeConfig(cfg Config, shape jobShape, bounds []uint32, numMN int) rank.StoreConfig {
+	return rank.StoreConfig{Mode: cfg.Engine.Mode, ValMailbox: cfg.Engine.ValMailbox, RefMailbox: cfg.Engine.RefMailbox,
+		Bounds: bounds, NumMN: numMN, Vertices: shape.Vertices, Edges: shape.Edges,
+		Senders: (len(bounds) - 1) * cfg.Engine.Workers * cfg.Engine.Inflight}
+}
+
+// layouts are a job's out-layout (lists and attributes) and, for directed
+// graphs the engine pulls on, its in-layout after it.
+type layouts struct {
+	Out *csr.Layout
+	In  *csr.Layout
+}
+
+func (l layouts) last() *csr.Layout {
+	if l.In != nil {
+		return l.In
+	}
+	return l.Out
+}
+
+// planLayouts lays the graph out: each CN measures its chunk, the figures
+// are all-gathered and every CN plans the same layouts; CN 0's go to the
+// memory nodes, the other CNs check theirs are byte-identical. The
+// engine's regions are reserved after the last layout.
+func planLayouts(w *spmd.World, cfg *Config, shape jobShape, sh *csr.Share, in *csr.Graph, hasIn bool, chunks []uint32) (layouts, error) {
+	lcfg := cfg.Layout
+	lcfg.NumMN, lcfg.Bounds, lcfg.AttrBytes = w.Roles.MN, chunks, rank.AttrBytes()
+	lcfg.Naive = rank.IsPlain(cfg.Engine.Mode)
+	var l layouts
+	var err error
+	reserve := uint64(0)
+	if w.Role == spmd.CN && !cfg.LoadOnly {
+		reserve = rank.Reserve(storeConfig(*cfg, shape, chunks, w.Roles.MN))
+	}
+	if !hasIn {
+		lcfg.Reserve = reserve
+	}
+	weighted := sh != nil && sh.Graph.Weights != nil
+	if l.Out, err = planOne(w, sh, graphOf(sh), lcfg, shape.Vertices, shape.Edges, weighted); err != nil {
+		return l, err
+	}
+	if hasIn {
+		icfg := lcfg
+		icfg.AttrBytes, icfg.Reserve, icfg.Naive = nil, reserve, false
+		icfg.Base = make([]uint64, w.Roles.MN)
+		if l.Out != nil {
+			for m, u := range l.Out.MN {
+				icfg.Base[m] = u.End
+			}
+		}
+		if l.In, err = planOne(w, sh, in, icfg, shape.Vertices, shape.Edges, weighted); err != nil {
+			return l, err
+		}
+	}
+	blob := []byte(nil)
+	if w.Role == spmd.CN {
+		var buf bytes.Buffer
+		if err := gob.NewEncoder(&buf).Encode(l); err != nil {
+			return l, errors.Wrap(err, "job: encoding the layout")
+		}
+		blob = buf.Bytes()
+	}
+	mine := blob
+	if blob, err = w.Comm.Bcast(0, blob); err != nil {
+		return l, err
+	}
+	if w.Role == spmd.CN {
+		if !bytes.Equal(mine, blob) {
+			return l, errors.Errorf("job: CN %d laid the graph out differently than CN 0 (different inputs on different nodes?)", w.Index)
+		}
+		return l, nil
+	}
+	var got layouts
+	if err := gob.NewDecoder(bytes.NewReader(blob)).Decode(&got); err != nil {
+		return l, errors.Wrap(err, "job: decoding the layout")
+	}
+	return got, nil
+}
+
+func graphOf(sh *csr.Share) *csr.Graph {
+	if sh == nil {
+		return nil
+	}
+	return sh.Graph
+}
+
+// planOne plans one layout of g (a CN's share; nil on MNs, which only take
+// part in the collectives) from every CN's chunk sizes.
+func planOne(w *spmd.World, sh *csr.Share, g *csr.Graph, lcfg csr.LayoutConfig, vertices, edges uint64, weighted bool) (*csr.Layout, error) {
+	var sizes csr.ChunkSizes
+	var err error
+	if w.Role == spmd.CN {
+		sizes, err = csr.SizeChunk(g, lcfg, w.Index)
+	}
+	if err != nil {
+		return nil, err
+	}
+	all, err := gatherJSON(w, sizes, w.Role == spmd.CN)
+	if err != nil || w.Role != spmd.CN {
+		return nil, err
+	}
+	return csr.PlanSizes(uint32(vertices), edges, weighted, lcfg, all)
+}
+
+// allSymmetric tells whether every CN's share has the same in- as
+// out-edges (true for undirected graphs and when no in-edges were read).
+func allSymmetric(w *spmd.World, sh *csr.Share) (bool, error) {
+	v := []int64{0}
+	if sh != nil && sh.In != nil && !sh.Symmetric() {
+		v[0] = 1
+	}
+	if sh != nil && sh.In == nil && sh.Graph.Directed {
+		v[0] = 1 // directed, in-edges not read: not known to be symmetric
+	}
+	if err := w.Comm.AllReduceInt64(v, spmd.Max); err != nil {
+		return false, err
+	}
+	return v[0] == 0, nil
+}
+
+// programSpec is what builds a kernel's program on any rank, so the memory
+// nodes get it from CN 0 instead of reading the graph.
+type programSpec struct {
+	Algo       string // the algorithm's name, or "load"
+	Params     algo.Params
+	SourceID   uint64
+	SourceFrom string
+}
+
+// jobShape is what CN 0 tells every rank after reading the graph.
+type jobShape struct {
+	Spec     programSpec
+	Vertices uint64
+	Edges    uint64
+}
+
+// shareShape sends CN 0's program to every rank (the other CNs check that
+// their own, mine, is the same) and adds up the CNs' shares: the job's
+// edges and, in rank 0's meta, the edges the builder dropped.
+func shareShape(w *spmd.World, mine programSpec, sh *csr.Share, meta *csr.Meta) (jobShape, error) {
+	var blob []byte
+	if w.Rank() == 0 {
+		var err error
+		if blob, err = json.Marshal(mine); err != nil {
+			return jobShape{}, errors.Wrap(err, "job: encoding the job's program")
+		}
+	}
+	blob, err := w.Comm.Bcast(0, blob)
+	if err != nil {
+		return jobShape{}, err
+	}
+	var spec programSpec
+	if err := json.Unmarshal(blob, &spec); err != nil {
+		return jobShape{}, errors.Wrap(err, "job: decoding the job's program")
+	}
+	if w.Role == spmd.CN && spec != mine {
+		return jobShape{}, errors.Errorf("job: CN %d read a different graph than CN 0 (program %+v against %+v; different inputs on different nodes?)", w.Index, mine, spec)
+	}
+	sums := []int64{0, 0, 0, 0}
+	if w.Role == spmd.CN {
+		sums = []int64{int64(sh.Graph.NumEdges()), int64(meta.DroppedSelfLoops), int64(meta.DroppedDuplicates), 0}
+		if w.Index == 0 {
+			sums[3] = int64(sh.Graph.N)
+		}
+	}
+	if err := w.Comm.AllReduceInt64(sums, spmd.Sum); err != nil {
+		return jobShape{}, err
+	}
+	if w.Rank() == 0 {
+		meta.DroppedSelfLoops, meta.DroppedDuplicates = uint64(sums[1]), uint64(sums[2])
+	}
+	return jobShape{Spec: spec, Vertices: uint64(sums[3]), Edges: uint64(sums[0])}, nil
+}
+
+// gatherJSON gathers v from the ranks that contribute (the CNs, in CN
+// order, which are world ranks 0..C-1).
+func gatherJSON[T any](w *spmd.World, v T, contribute bool) ([]T, error) {
+	var blob []byte
+	if contribute {
+		var err error
+		if blob, err = json.Marshal(v); err != nil {
+			return nil, errors.Wrap(err, "job: encoding")
+		}
+	}
+	all, err := w.Comm.AllGather(blob)
+	if err != nil {
+		return nil, err
+	}
+	var out []T
+	for _, b := range all {
+		if len(b) == 0 {
+			continue
+		}
+		var x T
+		if err := json.Unmarshal(b, &x); err != nil {
+			return nil, errors.Wrap(err, "job: decoding")
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+// gatherDegrees summarises the out-degrees of the whole graph for the load
+// report: each CN gives its chunk's (rank 0 only gets the summary).
+func gatherDegrees(w *spmd.World, sh *csr.Share, chunks []uint32) (csr.DegreeSummary, error) {
+	var mine []uint64
+	if w.Role == spmd.CN {
+		mine = balance.DegreesFromOffsets(sh.Graph.Offsets[chunks[w.Index] : chunks[w.Index+1]+1])
+	}
+	all, err := gatherJSON(w, mine, w.Role == spmd.CN)
+	if err != nil || w.Rank() != 0 {
+		return csr.DegreeSummary{}, err
+	}
+	var deg []uint64
+	for _, d := range all {
+		deg = append(deg, d...)
+	}
+	return csr.SummarizeDegrees(deg), nil
+}
+
+// graphOptions are the csr options the algorithm reads its graph with.
+func graphOptions(cfg *Config, alg algo.Algorithm) csr.Options {
+	opts := cfg.Csr
+	if cfg.LoadOnly {
+		return opts
+	}
+	if alg.Symmetric {
+		opts.Undirected = true
+	}
+	if alg.Weighted {
+		opts.Weighted = true
+	}
+	return opts
+}
+
+// roundWeights rounds g's weights to float32 as the DM layout stores them,
+// so verifiers see the weights the engine uses.
+func roundWeights(g *csr.Graph) {
+	if g == nil {
+		return
+	}
+	for i, x := range g.Weights {
+		g.Weights[i] = float64(float32(x))
+	}
+}
+
+// wholeGraph reads the whole graph as the algorithm does (rank 0, for
+// verification).
+func wholeGraph(cfg *Config, alg algo.Algorithm) (*csr.Graph, error) {
+	g, _, err := csr.Open(cfg.Graph, graphOptions(cfg, alg))
+	if err == nil {
+		roundWeights(g)
+	}
+	return g, err
+}
+
+// prepare reads this CN's share of the graph with the options the
+// algorithm needs, partitions it on the way (out.Chunks, out.Imbalance,
+// out.PartS) and resolves the algorithm's parameters.
+func prepare(cfg *Config, alg algo.Algorithm, wantIn bool, out *Outcome, w *spmd.World) (*csr.Share, programSpec, error) {
+	opts := graphOptions(cfg, alg)
+	alpha := cfg.Alpha
+	if alpha == 0 {
+		alpha = balance.DefaultAlpha(w.Roles.CN)
+	}
+	part := func(deg []uint64) (uint32, uint32, error) {
+		t := time.Now()
+		chunks, err := balance.Chunks(deg, w.Roles.CN, alpha)
+		if err != nil {
+			return 0, 0, err
+		}
+		out.Chunks, out.Imbalance = chunks, balance.Imbalance(deg, chunks, alpha)
+		out.PartS = time.Since(t).Seconds()
+		return chunks[w.Index], chunks[w.Index+1], nil
+	}
+	sh, meta, err := csr.OpenShareWith(cfg.Graph, opts, csr.ShareOptions{In: wantIn}, part)
+	if err != nil {
+		return nil, programSpec{}, err
+	}
+	out.Meta = meta
+	if cfg.LoadOnly {
+		return sh, programSpec{Algo: "load"}, nil
+	}
+	roundWeights(sh.Graph)
+	roundWeights(sh.In)
+	spec, err := resolve(cfg, alg, sh, meta, w)
+	return sh, spec, err
+}
+
+// resolve chooses the algorithm's parameters: the flags, else the
+// Graphalytics properties, else the kernel's defaults; for kernels with a
+// source, the vertex given, named by the properties, or with the most
+// out-edges (lowest id on ties; parallel edges counted).
+func resolve(cfg *Config, alg algo.Algorithm, sh *csr.Share, meta *csr.Meta, w *spmd.World) (programSpec, error) {
+	p, err := alg.Configure(algo.Params{Iterations: cfg.Iterations, Damping: cfg.Damping}, meta)
+	if err != nil {
+		return programSpec{}, &rank.ParamError{Msg: err.Error()}
+	}
+	spec := programSpec{Algo: alg.Name, Params: p}
+	g := sh.Graph
+	if alg.NonNegativeWeights {
+		for i, wt := range g.Weights {
+			if wt < 0 || math.IsNaN(wt) {
+				return programSpec{}, &rank.ParamError{Msg: fmt.Sprintf("%s needs non-negative weights; edge %d of %s's share on CN %d has weight %g", alg.Name, i, cfg.Graph, w.Index, wt)}
+			}
+		}
+	}
+	if !alg.Source {
+		return spec, nil
+	}
+	ext, from := cfg.Source, "--source"
+	has := cfg.HasSource
+	if !has && alg.SourceProperty != nil {
+		if ext, has = alg.SourceProperty(meta); has {
+			from = "properties"
+		}
+	}
+	if !has {
+		var best uint32
+		for v, d := range sh.Degrees {
+			if d > sh.Degrees[best] {
+				best = uint32(v)
+			}
+		}
+		spec.Params.Source, spec.SourceID, spec.SourceFrom = best, g.ExternalID(best), "most out-edges"
+		return spec, nil
+	}
+	v, ok := g.DenseID(ext)
+	if !ok {
+		return programSpec{}, &rank.ParamError{Msg: fmt.Sprintf("source vertex %d is not a vertex of %s", ext, cfg.Graph)}
+	}
+	spec.Params.Source, spec.SourceID, spec.SourceFrom = v, ext, from
+	return spec, nil
+}
+
+// crossCheck verifies every CN computed the same chunk boundaries (the
+// MNs, which have none, take part without a say).
+func crossCheck(w *spmd.World, chunks []uint32) error {
+	h := fnv.New64a()
+	for _, c := range chunks {
+		fmt.Fprintf(h, "%d,", c)
+	}
+	sum := int64(h.Sum64() >> 1)
+	lo, hi := []int64{sum}, []int64{sum}
+	if w.Role != spmd.CN {
+		lo[0], hi[0] = math.MaxInt64, -1
+	}
+	if err := w.Comm.AllReduceInt64(lo, spmd.Min); err != nil {
+		return err
+	}
+	if err := w.Comm.AllReduceInt64(hi, spmd.Max); err != nil {
+		return err
+	}
+	if lo[0] != hi[0] {
+		return errors.New("job: ranks disagree on the chunk boundaries (different inputs on different nodes?)")
+	}
+	return nil
+}

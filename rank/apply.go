@@ -1,0 +1,562 @@
+package rank
+
+import (
+	"encoding/binary"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/pkg/errors"
+
+	"github.com/dmg-hpc/dmg/algo"
+	"github.com/dmg-hpc/dmg/update"
+	"github.com/dmg-hpc/dmg/verbs"
+)
+
+// The apply phase, after the barrier that ends every CN's sends. Each
+// worker owns a lane: a contiguous, 64-aligned range of the chunk's
+// destinations. RefRD segments and ValRD pairs are fetched cooperatively
+// and every worker folds the part that falls in its lane, so no two
+// workers write one accumulator and the folds need no atomics; then each
+// worker turns its lane's accumulators into the next values.
+
+// drainInfo is what worker 0 reads of the own chunk's regions before an
+// apply.
+type drainInfo struct {
+	refUsed, valUsed, logUsed uint64
+	refFrom                   uint64 // RefRD bytes the puller took
+	logOver                   bool
+	inboxDirty                bool // direct updates (or the MNs' ValRD apply) wrote inbox words
+	dense                     bool // this apply visits the whole chunk
+}
+
+// groupBytes bounds the RefRD segments fetched before they are folded;
+// pieceBytes the ValRD records read at a time.
+const (
+	groupBytes = 4 << 20
+	pieceBytes = 4 << 20 / update.ValRec * update.ValRec
+	recsBytes  = 1 << 20
+	chunkRange = 4096 // vertices per call of the program's range methods
+)
+
+func (e *engine) apply() error { return e.gang.run(e.applyFn) }
+
+func (e *engine) applyWorker(w int) error {
+	wk := e.wks[w]
+	if w == 0 {
+		if err := e.readInfo(wk); err != nil {
+			return err
+		}
+	}
+	if err := e.gang.barrier(); err != nil {
+		return err
+	}
+	if !e.info.dense {
+		return e.applySparse(wk, w)
+	}
+	a, b := e.lanes[w], e.lanes[w+1]
+	if e.it.remote == viaMailboxes {
+		if e.it.refrd {
+			if err := e.drainRef(wk, w, a, b); err != nil {
+				return err
+			}
+		}
+		if e.it.valrdAt == "cn" {
+			t := time.Now()
+			if err := e.drainVal(wk, w, a, b); err != nil {
+				return err
+			}
+			if w == 0 {
+				e.stats.drainSeconds = time.Since(t).Seconds()
+			}
+		}
+	}
+	if w == 0 {
+		if err := e.resetRegions(wk); err != nil {
+			return err
+		}
+	}
+	if err := e.mode.collect(e, wk, a, b); err != nil {
+		return err
+	}
+	return e.updateLane(wk, w, a, b)
+}
+
+// readInfo reads the own chunk's mailbox and log tails (one round trip)
+// and stops the RefRD puller.
+func (e *engine) readInfo(wk *worker) error {
+	if e.pull != nil {
+		err := e.pull.stop()
+		e.pull = nil
+		if err != nil {
+			return err
+		}
+	}
+	e.info = drainInfo{dense: !e.it.sparseT, inboxDirty: e.it.valrdAt == "mn"}
+	mb := e.st.mb
+	if mb == nil {
+		// The baselines keep no touched log: every apply visits the whole
+		// chunk (the naive one reads its whole inbox).
+		e.info.dense = true
+		e.front.asBits()
+		return nil
+	}
+	k := e.me
+	words := grow(wk.bytes, 24)
+	wk.bytes = words
+	if err := wk.ep.Read(words[0:8], mb.Ref[k]); err != nil {
+		return err
+	}
+	if err := wk.ep.Read(words[8:16], mb.Val[k]); err != nil {
+		return err
+	}
+	if err := wk.ep.Read(words[16:24], mb.Log[k]); err != nil {
+		return err
+	}
+	if err := wk.ep.Flush(); err != nil {
+		return err
+	}
+	ref, val, log := binary.LittleEndian.Uint64(words[0:]), binary.LittleEndian.Uint64(words[8:]), binary.LittleEndian.Uint64(words[16:])
+	e.info.refUsed, e.info.valUsed = min(ref, mb.RefCap), min(val, mb.ValCap)
+	if e.refCur != nil {
+		e.info.refFrom = e.refCur.Position()
+		e.info.refUsed = max(e.info.refUsed, e.info.refFrom)
+	}
+	e.info.logUsed, e.info.logOver = min(log, mb.LogCap[k]), log > mb.LogCap[k]
+	if log > 0 {
+		e.info.inboxDirty = true
+	}
+	if e.info.logOver || (!e.info.dense && e.info.logUsed/update.LogRec > uint64(e.hi-e.lo)/8) {
+		// Too many remote touches to read them one by one: this apply
+		// reads the whole inbox and visits the whole chunk.
+		e.info.dense = true
+	}
+	if !e.info.dense {
+		return e.gatherTouched(wk)
+	}
+	e.front.asBits()
+	return nil
+}
+
+// resetRegions empties the own chunk's mailboxes and log for the next
+// iteration (the MNs reset the ValRD mailboxes they applied).
+func (e *engine) resetRegions(wk *worker) error {
+	mb := e.st.mb
+	if mb == nil {
+		return nil
+	}
+	k := e.me
+	if e.info.refUsed > 0 {
+		if err := update.Reset(wk.ep, mb.Ref[k]); err != nil {
+			return err
+		}
+	}
+	if e.refCur != nil {
+		e.refCur.Rewind()
+	}
+	if e.info.valUsed > 0 && e.it.valrdAt != "mn" {
+		if err := update.Reset(wk.ep, mb.Val[k]); err != nil {
+			return err
+		}
+	}
+	if e.info.logUsed > 0 || e.info.logOver {
+		if err := update.Reset(wk.ep, mb.Log[k]); err != nil {
+			return err
+		}
+	}
+	return wk.ep.Flush()
+}
+
+// drainRef folds the own chunk's RefRD items: worker 0 reads the records,
+// every worker fetches a share of each group's segments, and every worker
+// folds the part of every segment that falls in its lane [a, b) (segments
+// are sorted by destination).
+func (e *engine) drainRef(wk *worker, w int, a, b uint32) error {
+	rec := e.st.Out.Codec.RecordBytes()
+	upto := e.info.refUsed
+	// Every worker follows the rounds on its own copy of the cursor's
+	// position (worker 0 moves the shared cursor, and may be a round ahead
+	// of the others when they look).
+	pos := e.info.refFrom
+	for pos < upto {
+		size := min(upto-pos, recsBytes/update.RefRec*update.RefRec)
+		pos += size
+		if w == 0 {
+			var err error
+			e.items, e.recBuf, err = e.refCur.Take(wk.ep, pos, size, e.recBuf, rec, math.MaxUint32>>2, e.st.N(), e.net, e.items[:0])
+			if err != nil {
+				return err
+			}
+			e.segOff = e.segOff[:0]
+			off := 0
+			for _, it := range e.items {
+				e.segOff = append(e.segOff, off)
+				off += int(it.Edges)
+			}
+		}
+		if err := e.gang.barrier(); err != nil {
+			return err
+		}
+		items := e.items
+		for g0 := 0; g0 < len(items); {
+			g1, bytes := g0, 0
+			for g1 < len(items) && (g1 == g0 || bytes+int(items[g1].Edges)*rec <= groupBytes) {
+				bytes += int(items[g1].Edges) * rec
+				g1++
+			}
+			if err := e.fetchGroup(wk, w, g0, g1, bytes); err != nil {
+				return err
+			}
+			if err := e.gang.barrier(); err != nil {
+				return err
+			}
+			e.foldGroup(wk, g0, g1, a, b)
+			if err := e.gang.barrier(); err != nil {
+				return err
+			}
+			g0 = g1
+		}
+	}
+	return nil
+}
+
+// fetchGroup reads worker w's share of the segments of items [g0, g1)
+// into the group buffers.
+func (e *engine) fetchGroup(wk *worker, w, g0, g1, bytes int) error {
+	rec := e.st.Out.Codec.RecordBytes()
+	if w == 0 {
+		e.segBuf = grow(e.segBuf, bytes)
+		edges := bytes / rec
+		e.segDst = grow(e.segDst, edges)
+		if e.st.Out.Weighted {
+			e.segW = grow(e.segW, edges)
+		}
+	}
+	if err := e.gang.barrier(); err != nil {
+		return err
+	}
+	base := e.segOff[g0]
+	n := len(e.wks)
+	any := false
+	for i := g0 + w; i < g1; i += n {
+		it := e.items[i]
+		o := (e.segOff[i] - base) * rec
+		if err := wk.rd.Read(e.segBuf[o:o+int(it.Edges)*rec], it.Seg); err != nil {
+			return err
+		}
+		any = true
+	}
+	if !any {
+		return nil
+	}
+	if err := wk.rd.Flush(); err != nil {
+		return err
+	}
+	for i := g0 + w; i < g1; i += n {
+		it := e.items[i]
+		o := e.segOff[i] - base
+		b := e.segBuf[o*rec : (o+int(it.Edges))*rec]
+		dst := e.segDst[o : o+int(it.Edges)]
+		for j := range dst {
+			dst[j] = binary.LittleEndian.Uint32(b[j*rec:])
+			if e.segW != nil {
+				e.segW[o+j] = math.Float32frombits(binary.LittleEndian.Uint32(b[j*rec+4:]))
+			}
+		}
+		if dst[0] < e.lo || dst[len(dst)-1] >= e.hi || !slices.IsSorted(dst) {
+			return errRefSegment(it, e.lo, e.hi)
+		}
+	}
+	return nil
+}
+
+// foldGroup folds the lane [a, b) of every segment of items [g0, g1).
+func (e *engine) foldGroup(wk *worker, g0, g1 int, a, b uint32) {
+	base := e.segOff[g0]
+	for i := g0; i < g1; i++ {
+		it := e.items[i]
+		o := e.segOff[i] - base
+		dst := e.segDst[o : o+int(it.Edges)]
+		x, y := sortSearch(dst, a), sortSearch(dst, b)
+		if x >= y {
+			continue
+		}
+		var ws []float32
+		if e.segW != nil {
+			ws = e.segW[o+x : o+y]
+		}
+		if e.edgr != nil {
+			wk.cands = grow(wk.cands, y-x)
+			e.edgr.Edges(it.Src, it.Val, dst[x:y], ws, wk.cands)
+			e.op.ScatterCands(e.acc, e.lo, dst[x:y], wk.cands)
+			continue
+		}
+		e.op.Scatter(e.acc, e.lo, dst[x:y], ws, it.Val)
+	}
+}
+
+// drainVal folds the own chunk's ValRD mailbox: the workers read shares
+// of each piece of whole blocks, then each folds the pairs of its lane.
+func (e *engine) drainVal(wk *worker, w int, a, b uint32) error {
+	mb := e.st.mb
+	bb := mb.ValBlockBytes()
+	used := e.info.valUsed / bb * bb
+	piece := max(bb, pieceBytes/bb*bb)
+	if w == 0 {
+		e.valBuf = grow(e.valBuf, int(min(used, piece)))
+	}
+	if err := e.gang.barrier(); err != nil {
+		return err
+	}
+	n := uint64(len(e.wks))
+	box := mb.Val[e.me]
+	for off := uint64(0); off < used; off += piece {
+		size := min(piece, used-off)
+		blocks := size / bb
+		x, y := blocks*uint64(w)/n*bb, blocks*uint64(w+1)/n*bb
+		if y > x {
+			if err := verbs.ReadBulk(wk.ep, e.valBuf[x:y], update.Records(box, off+x)); err != nil {
+				return err
+			}
+			for p := x; p < y; p += bb {
+				if _, _, err := mb.ValBlockPairs(e.valBuf[p:p+bb], e.lo, e.hi, nil, nil); err != nil {
+					return errors.Wrapf(err, "rank: chunk %d", e.me)
+				}
+			}
+		}
+		if err := e.gang.barrier(); err != nil {
+			return err
+		}
+		for p := uint64(0); p < size; p += bb {
+			blk := e.valBuf[p : p+bb]
+			// Checked by its reader; decoded again here only on machines
+			// where the pairs cannot be viewed in place.
+			dst, val := update.Pairs(blk, mb.ValBlock, min(binary.LittleEndian.Uint64(blk), mb.ValBlock), wk.pairDst, wk.pairVal)
+			e.op.FoldPairs(e.acc, e.lo, a, b, dst, val)
+		}
+		if err := e.gang.barrier(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// collectInbox folds the lane's inbox words into the cache and resets them
+// to the identity.
+func (e *engine) collectInbox(wk *worker, a, b uint32) error {
+	if a >= b {
+		return nil
+	}
+	wk.sVal = grow(wk.sVal, int(b-a))
+	if err := wk.io.read(e.st, wk.ep, attrInbox, a, wk.sVal); err != nil {
+		return err
+	}
+	e.op.FoldWords(e.acc[a-e.lo:b-e.lo], wk.sVal)
+	return wk.io.fill(e.st, wk.ep, attrInbox, a, b, e.op.Identity())
+}
+
+// updateLane turns the lane's accumulators into the next values: the next
+// frontier (bitmap), the contributions, the job-wide sums, and the values
+// written back to DM in large WRITEs.
+func (e *engine) updateLane(wk *worker, w int, a, b uint32) error {
+	itc := &wk.itc
+	*itc = algo.Iteration{Index: e.it.index, N: e.st.N(), Dangling: e.stats.prev.dangling}
+	id := e.op.Identity()
+	var s laneSum
+	all := e.spec.AllActive
+	for x := a; x < b; x += chunkRange {
+		y := min(b, x+chunkRange)
+		i0, i1 := x-e.lo, y-e.lo
+		acc, val, deg := e.acc[i0:i1], e.val[i0:i1], e.deg[i0:i1]
+		wk.sNext = grow(wk.sNext, len(acc))
+		next := wk.sNext
+		e.prog.Update(acc, val, next, itc)
+		if !all {
+			clear(e.front.bits[i0/64 : (i1+63)/64])
+		}
+		for j, nv := range next {
+			changed := nv != val[j]
+			val[j], acc[j] = nv, id
+			if all || changed {
+				s.activeV++
+				s.activeE += uint64(deg[j])
+				if !all {
+					e.front.bits.set(i0 + uint32(j))
+				}
+				if e.spec.Traversal {
+					e.reached.set(i0 + uint32(j))
+				}
+			}
+			if e.spec.Dangling && deg[j] == 0 {
+				s.dangling += math.Float64frombits(nv)
+			}
+		}
+		e.prog.Contributions(val, deg, e.contrib[i0:i1])
+		if !all {
+			for j := range val {
+				if !e.front.bits.has(i0 + uint32(j)) {
+					e.contrib[i0+uint32(j)] = id
+				}
+			}
+		}
+	}
+	e.laneSums[w] = s
+	return wk.io.write(e.st, wk.ep, attrValue, a, e.val[a-e.lo:b-e.lo])
+}
+
+// gatherTouched is worker 0's start of a sparse apply: it reads the own
+// chunk's touched log, folds the inbox words it names into the cache (and
+// resets them), and merges them with the vertices the workers touched
+// locally into one sorted list, e.touched.
+func (e *engine) gatherTouched(wk *worker) error {
+	e.touched = e.touched[:0]
+	if n := e.info.logUsed; n > 0 {
+		box := e.st.mb.Log[e.me]
+		e.recBuf = grow(e.recBuf, int(n))
+		if err := verbs.ReadBulk(wk.ep, e.recBuf, update.Records(box, 0)); err != nil {
+			return err
+		}
+		var err error
+		if e.touched, err = update.DecodeLog(e.recBuf, e.lo, e.hi, e.touched); err != nil {
+			return err
+		}
+		slices.Sort(e.touched)
+		if err := e.foldInboxWords(wk, e.touched); err != nil {
+			return err
+		}
+		if err := update.Reset(wk.ep, box); err != nil {
+			return err
+		}
+		if err := wk.ep.Flush(); err != nil {
+			return err
+		}
+	}
+	for _, x := range e.wks {
+		e.touched = append(e.touched, x.touched...)
+	}
+	slices.Sort(e.touched)
+	e.touched = slices.Compact(e.touched)
+	e.oldFront = append(e.oldFront[:0], e.front.list...)
+	return nil
+}
+
+// foldInboxWords reads the inbox words of the sorted vertices ids (READs
+// merged across small gaps), folds them into the cache and writes the
+// identity back over the spans read.
+func (e *engine) foldInboxWords(wk *worker, ids []uint32) error {
+	wk.sVal = grow(wk.sVal, len(ids))
+	wk.bytes = grow(wk.bytes, 8*len(ids))
+	for i, v := range ids {
+		if err := wk.rd.Read(wk.bytes[8*i:8*i+8], e.st.InboxAddr(v)); err != nil {
+			return err
+		}
+	}
+	if err := wk.rd.Flush(); err != nil {
+		return err
+	}
+	for i, v := range ids {
+		x := v - e.lo
+		e.acc[x] = e.op.Combine(e.acc[x], binary.LittleEndian.Uint64(wk.bytes[8*i:]))
+	}
+	gap := uint32(max(1, e.cfg.MergeGap/8))
+	return spans(ids, gap, func(x, y uint32) error { return wk.io.fill(e.st, wk.ep, attrInbox, x, y, e.op.Identity()) })
+}
+
+// spans calls fn for runs [x, y) that cover the sorted ids, joining ids at
+// most gap apart.
+func spans(ids []uint32, gap uint32, fn func(x, y uint32) error) error {
+	for i := 0; i < len(ids); {
+		j := i + 1
+		for j < len(ids) && ids[j]-ids[j-1] <= gap {
+			j++
+		}
+		if err := fn(ids[i], ids[j-1]+1); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
+
+// applySparse updates only the touched vertices: each worker a contiguous
+// part of e.touched, then worker 0 makes the next frontier list.
+func (e *engine) applySparse(wk *worker, w int) error {
+	t := e.touched
+	n := len(e.wks)
+	part := t[len(t)*w/n : len(t)*(w+1)/n]
+	itc := &wk.itc
+	*itc = algo.Iteration{Index: e.it.index, N: e.st.N(), Dangling: e.stats.prev.dangling}
+	id := e.op.Identity()
+	wk.changed = wk.changed[:0]
+	for x := 0; x < len(part); x += chunkRange {
+		ids := part[x:min(len(part), x+chunkRange)]
+		wk.sAcc, wk.sVal, wk.sNext = grow(wk.sAcc, len(ids)), grow(wk.sVal, len(ids)), grow(wk.sNext, len(ids))
+		for j, v := range ids {
+			wk.sAcc[j], wk.sVal[j] = e.acc[v-e.lo], e.val[v-e.lo]
+		}
+		e.prog.Update(wk.sAcc, wk.sVal, wk.sNext, itc)
+		for j, v := range ids {
+			e.acc[v-e.lo] = id
+			if wk.sNext[j] != wk.sVal[j] {
+				e.val[v-e.lo] = wk.sNext[j]
+				wk.changed = append(wk.changed, v)
+			}
+		}
+	}
+	gap := uint32(max(1, e.cfg.MergeGap/8))
+	if err := spans(wk.changed, gap, func(x, y uint32) error {
+		return wk.io.write(e.st, wk.ep, attrValue, x, e.val[x-e.lo:y-e.lo])
+	}); err != nil {
+		return err
+	}
+	if err := e.gang.barrier(); err != nil {
+		return err
+	}
+	if w != 0 {
+		e.laneSums[w] = laneSum{}
+		return nil
+	}
+	return e.nextSparseFrontier(wk)
+}
+
+// nextSparseFrontier makes the changed vertices the next frontier (sorted:
+// the workers' parts are in order) and keeps the contributions of exactly
+// the frontier.
+func (e *engine) nextSparseFrontier(wk *worker) error {
+	id := e.op.Identity()
+	for _, v := range e.oldFront {
+		e.contrib[v-e.lo] = id
+	}
+	list := e.front.list[:0]
+	for _, x := range e.wks {
+		list = append(list, x.changed...)
+	}
+	e.front.list, e.front.dense = list, false
+	var s laneSum
+	for x := 0; x < len(list); x += chunkRange {
+		ids := list[x:min(len(list), x+chunkRange)]
+		wk.sVal, wk.sNext = grow(wk.sVal, len(ids)), grow(wk.sNext, len(ids))
+		wk.degs = grow(wk.degs, len(ids))
+		for j, v := range ids {
+			wk.sVal[j], wk.degs[j] = e.val[v-e.lo], e.deg[v-e.lo]
+			s.activeE += uint64(e.deg[v-e.lo])
+			if e.spec.Traversal {
+				e.reached.set(v - e.lo)
+			}
+		}
+		e.prog.Contributions(wk.sVal, wk.degs, wk.sNext)
+		for j, v := range ids {
+			e.contrib[v-e.lo] = wk.sNext[j]
+		}
+	}
+	s.activeV = uint64(len(list))
+	if e.spec.Dangling {
+		for i, d := range e.deg {
+			if d == 0 {
+				s.dangling += math.Float64frombits(e.val[i])
+			}
+		}
+	}
+	e.laneSums[0] = s
+	return nil
+}

@@ -1,0 +1,175 @@
+package rank
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+
+	"github.com/dmg-hpc/dmg/algo"
+	"github.com/dmg-hpc/dmg/verbs"
+)
+
+// Modes of the engine (DESIGN.md §8), as --mode spells them.
+const (
+	ModeDMG      = "dmg"      // the design: adaptive store, merging, collaborative update, pull
+	ModeNaive    = "naive"    // plain CSR on DM, per-vertex reads, remote atomics
+	ModeFAMGraph = "famgraph" // every CN holds the whole index and all attributes
+)
+
+// Modes lists the engine modes.
+var Modes = []string{ModeDMG, ModeNaive, ModeFAMGraph}
+
+// Sync is the job's phase boundary (launch.Job.Sync): every rank passes
+// its phase's error and a vector; the vectors are summed element-wise over
+// the world into sum (nil: a plain barrier). Either every rank continues
+// (nil) or every rank stops with the same error. It must synchronise like a
+// barrier.
+type Sync func(err error, sum []float64) error
+
+// Config is how the engine runs a program.
+type Config struct {
+	Program algo.Program
+	// Mode is dmg (default), naive or famgraph.
+	Mode string
+	// Workers per CN; 0 means the CN's cores.
+	Workers int
+	// Inflight is the number of goroutines per worker, each with its own
+	// endpoint, so that several batches are in flight and remote latency
+	// is hidden (the paper's coroutines); default 1: on shm over two cores
+	// more goroutines only add contention, while on an RDMA NIC with
+	// microseconds per round trip they overlap the waits.
+	Inflight int
+	// Batch is the number of consecutive vertices a task holds (default
+	// 1024, one loading batch: its entries are one READ, its lists one
+	// more).
+	Batch int
+	// HubDegree: vertices with more out-edges are tasks of their own, cut
+	// into edge ranges of at most HubDegree edges (0: max(1024, the
+	// chunk's edges / (16·goroutines))).
+	HubDegree uint64
+	// NoSteal and NoHubSplit switch stage 2 of the workload manager off:
+	// static shares per worker, hubs as one task.
+	NoSteal, NoHubSplit bool
+	// DenseDivisor classifies an iteration as dense when its active edges
+	// exceed |E|/DenseDivisor (Ligra's 20 by default).
+	DenseDivisor float64
+	// Ablations of --mode dmg, one part of the design off each.
+	NoMerge    bool // one READ per entry and per list, no merging of neighbours
+	NoDoorbell bool // every operation its own doorbell and round trip
+	NoCollab   bool // direct remote update in dense iterations too
+	NoRefRD    bool // no pass-by-reference redistribution
+	NoValRD    bool // no pass-by-value redistribution
+	NoPull     bool // dense iterations push local candidates too (a CAS per edge)
+	// RefRDMin is the segment length T from which a segment for another
+	// chunk is sent by reference instead of fetched (default 256 edges,
+	// see docs/design.md).
+	RefRDMin uint32
+	// RefRDPuller drains the own chunk's RefRD mailbox while the push runs,
+	// in a goroutine with its own endpoint, instead of only after the
+	// iteration's barrier; senders then commit every flush with a second
+	// FAA.
+	RefRDPuller bool
+	// ValRDApply says who folds ValRD pairs into the owner's attributes:
+	// "cn" (the owner CN drains its mailbox), "mn" (the MN holding the
+	// mailbox applies it in local memory) or "auto" (default): the first
+	// collaborative iteration uses cn, the second mn, and from then on the
+	// one that took less time per pair, measured job-wide.
+	ValRDApply string
+	// Mailbox sizes in bytes (0: sized from the graph); tests shrink them to
+	// prove spilling loses nothing.
+	ValMailbox, RefMailbox uint64
+	// MergeGap is the largest gap (bytes) the read mergers join across;
+	// 0 takes the fabric's (verbs.MergeGap: 32 KiB on shm, 2 KiB on RDMA
+	// NICs; see docs/design.md).
+	MergeGap int
+	// Sync is the job's phase boundary; nil means an all-reduce of the
+	// failure flags.
+	Sync Sync
+	// Logf logs progress, called on world rank 0 only (may be nil).
+	Logf func(format string, args ...any)
+	// Profile is the NIC model that projects the counted operations to an
+	// RDMA fabric (zero: verbs.DefaultProfile).
+	Profile verbs.Profile
+}
+
+// EnsureDefaults fills zero fields.
+func (c *Config) EnsureDefaults() {
+	if c.Mode == "" {
+		c.Mode = ModeDMG
+	}
+	if c.Workers <= 0 {
+		c.Workers = runtime.NumCPU()
+	}
+	if c.Inflight <= 0 {
+		c.Inflight = 1
+	}
+	if c.Batch <= 0 {
+		c.Batch = 1024
+	}
+	if c.DenseDivisor == 0 {
+		c.DenseDivisor = 20
+	}
+	if c.RefRDMin == 0 {
+		c.RefRDMin = 256
+	}
+	if c.ValRDApply == "" {
+		c.ValRDApply = "auto"
+	}
+	if c.Logf == nil {
+		c.Logf = func(string, ...any) {}
+	}
+	if c.Profile.Name == "" {
+		c.Profile = verbs.DefaultProfile
+	}
+}
+
+// Validate checks the configuration (after EnsureDefaults); every problem
+// is a *ParamError naming the setting.
+func (c *Config) Validate() error {
+	if _, err := parseMode(c.Mode); err != nil {
+		return err
+	}
+	if c.Mode != ModeDMG && (c.NoMerge || c.NoDoorbell || c.NoCollab || c.NoRefRD || c.NoValRD || c.NoPull) {
+		return paramErrorf("the ablation flags (--no-merge, --no-doorbell, --no-collab, --no-refrd, --no-valrd, --no-pull) apply to --mode dmg only")
+	}
+	switch c.ValRDApply {
+	case "cn", "mn", "auto":
+	default:
+		return paramErrorf("--valrd-apply %q; expected cn, mn or auto", c.ValRDApply)
+	}
+	if math.IsNaN(c.DenseDivisor) || math.IsInf(c.DenseDivisor, 0) || c.DenseDivisor <= 0 {
+		return paramErrorf("--dense-threshold %v; expected a finite number > 0", c.DenseDivisor)
+	}
+	if c.MergeGap < 0 {
+		return paramErrorf("read merge gap %d; expected ≥ 0", c.MergeGap)
+	}
+	return c.Profile.Validate()
+}
+
+// ParamError is a bad engine or algorithm parameter (unknown mode, a
+// source that is not a vertex, a pool too small): the user's input, exit
+// status 2.
+type ParamError struct{ Msg string }
+
+func (e *ParamError) Error() string  { return "rank: " + e.Msg }
+func (e *ParamError) BadInput() bool { return true }
+
+func paramErrorf(format string, args ...any) error {
+	return &ParamError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// Ablations lists the ablations of c, as flags, in a fixed order (never
+// nil).
+func (c *Config) Ablations() []string {
+	out := []string{}
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{c.NoMerge, "--no-merge"}, {c.NoDoorbell, "--no-doorbell"}, {c.NoCollab, "--no-collab"}, {c.NoRefRD, "--no-refrd"},
+		{c.NoValRD, "--no-valrd"}, {c.NoPull, "--no-pull"}, {c.NoSteal, "--no-steal"}, {c.NoHubSplit, "--no-hubsplit"}} {
+		if f.on {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,191 @@
+package rank
+
+import (
+	"github.com/pkg/errors"
+
+	"github.com/dmg-hpc/dmg/balance"
+	"github.com/dmg-hpc/dmg/update"
+	"github.com/dmg-hpc/dmg/verbs"
+)
+
+// setup makes a CN's cache, workers and tasks, sets the initial values and
+// writes them (and identity inboxes) to DM. It runs once per job; an MN
+// only readies its statistics.
+func (e *engine) setup(eps []verbs.Endpoint) error {
+	e.stats.perPair, e.stats.count = map[string]float64{}, map[string]int{}
+	e.stats.cpuStart = processCPUSeconds()
+	if !e.cn {
+		return nil
+	}
+	for _, ep := range eps {
+		if _, ok := ep.(verbs.Atomics); !ok {
+			return errors.Errorf("rank: the %s fabric has no remote atomics", e.net.Provider())
+		}
+	}
+	n := e.hi - e.lo
+	e.val, e.acc, e.contrib = make([]uint64, n), make([]uint64, n), make([]uint64, n)
+	e.front = newFrontier(e.lo, n)
+	e.front.all = e.spec.AllActive
+	if e.spec.Traversal {
+		e.reached = newBitmap(n)
+	}
+	active := make([]bool, n)
+	e.prog.Init(e.lo, e.st.N(), e.val, active)
+	id := e.op.Identity()
+	var s laneSum
+	for i := range n {
+		e.acc[i] = id
+		if active[i] || e.spec.AllActive {
+			e.front.bits.set(i)
+			s.activeV++
+			s.activeE += uint64(e.deg[i])
+			if e.spec.Traversal {
+				e.reached.set(i)
+			}
+		}
+	}
+	for x := uint32(0); x < n; x += chunkRange {
+		y := min(n, x+chunkRange)
+		e.prog.Contributions(e.val[x:y], e.deg[x:y], e.contrib[x:y])
+	}
+	for i := range n {
+		if !e.front.active(e.lo + i) {
+			e.contrib[i] = id
+		}
+		if e.spec.Dangling && e.deg[i] == 0 {
+			s.dangling += f64(e.val[i])
+		}
+	}
+	if err := e.makeWorkers(eps); err != nil {
+		return err
+	}
+	e.laneSums = make([]laneSum, len(e.wks))
+	e.laneSums[0] = s
+	e.planTasks()
+	if e.st.mb != nil {
+		e.refCur = e.st.mb.RefCursor(e.me)
+	}
+	ep := e.wks[0].ep
+	if err := e.io.write(e.st, ep, attrValue, e.lo, e.val); err != nil {
+		return err
+	}
+	if err := e.io.fill(e.st, ep, attrInbox, e.lo, e.hi, id); err != nil {
+		return err
+	}
+	return e.mode.setup(e)
+}
+
+// makeWorkers makes the gang: one worker per endpoint, with its reader,
+// fetch path and update coordinator, and the lanes of the apply.
+func (e *engine) makeWorkers(eps []verbs.Endpoint) error {
+	e.wks = make([]*worker, len(eps))
+	for i, ep := range eps {
+		wk := &worker{e: e, id: i, ep: ep}
+		if e.cfg.NoMerge {
+			wk.rd = plainReader{ep}
+		} else {
+			m, err := verbs.NewReadMerger(ep, e.net, e.cfg.MergeGap, 4<<20)
+			if err != nil {
+				return err
+			}
+			wk.rd = m
+		}
+		var err error
+		dcfg := update.DirectConfig{PerOp: e.mode.perOpDirect(), Log: e.mode.logDirect(),
+			Prune: e.spec.Monotone && e.mode.logDirect(), Reader: wk.rd}
+		if wk.direct, err = update.NewDirect(ep, e.op, e.st, e.st.mb, dcfg, &wk.stats); err != nil {
+			return err
+		}
+		if e.st.mb != nil {
+			wk.sender = update.NewSender(ep, e.op, e.st.mb, wk.direct, update.SenderConfig{
+				Pairs: senderPairs(e.w.Roles.CN), RecordBytes: e.st.Out.Codec.RecordBytes(), Weighted: e.st.Out.Weighted,
+				Commit: e.pullEP != nil}, &wk.stats)
+		}
+		if wk.f, err = e.mode.fetcher(wk); err != nil {
+			return err
+		}
+		e.wks[i] = wk
+	}
+	e.eps = append([]verbs.Endpoint(nil), eps...)
+	if e.pullEP != nil {
+		e.eps = append(e.eps, e.pullEP)
+	}
+	e.gang = newGang(len(eps))
+	e.queue = balance.NewQueue(len(eps))
+	e.pushFn, e.applyFn = e.pushWorker, e.applyWorker
+	// Lanes: equal shares of the chunk, 64-aligned so that each worker
+	// writes whole words of the frontier bitmap.
+	n := uint64(e.hi - e.lo)
+	w := uint64(len(eps))
+	e.lanes = make([]uint32, w+1)
+	for i := range w + 1 {
+		x := min(n, (n*i/w+63)&^63)
+		if i == w {
+			x = n
+		}
+		e.lanes[i] = e.lo + uint32(x)
+	}
+	return nil
+}
+
+// senderPairs is the ValRD buffer per target chunk: 4096 pairs (48 KiB),
+// fewer when there are many targets, so a worker's buffers stay near 4 MiB.
+func senderPairs(cns int) int {
+	return max(256, min(4096, (4<<20)/(20*max(1, cns-1))))
+}
+
+// planTasks cuts the chunk into stage-2 tasks once: the layout's loading
+// batches (whose entries and lists are contiguous on one MN) cut to
+// Config.Batch vertices and about HubDegree edges, hubs split into edge
+// ranges.
+func (e *engine) planTasks() {
+	var edges uint64
+	for _, d := range e.deg {
+		edges += uint64(d)
+	}
+	if e.cfg.HubDegree == 0 {
+		e.cfg.HubDegree = max(1024, edges/uint64(16*len(e.wks)))
+	}
+	deg := make([]uint64, len(e.deg))
+	for i, d := range e.deg {
+		deg[i] = uint64(d)
+	}
+	e.tasks = e.tasks[:0]
+	for _, lb := range e.st.Out.ChunkBatches(e.me) {
+		e.tasks = append(e.tasks, balance.Tasks(deg[lb.Lo-e.lo:lb.Hi-e.lo], lb.Lo, e.cfg.Batch, e.cfg.HubDegree, !e.cfg.NoHubSplit)...)
+	}
+}
+
+// sparseTasks cuts a frontier list into tasks: runs of at most batch
+// vertices and about hub edges, each hub its own task or (split) edge
+// ranges of at most hub edges. Task.Lo and Hi index the list.
+func sparseTasks(list []uint32, deg []uint32, lo uint32, batch int, hub uint64, split bool, out []balance.Task) []balance.Task {
+	start, edges := 0, uint64(0)
+	flush := func(i int) {
+		if i > start {
+			out = append(out, balance.Task{Lo: uint32(start), Hi: uint32(i)})
+		}
+		start, edges = i, 0
+	}
+	for i, v := range list {
+		d := uint64(deg[v-lo])
+		if d > hub {
+			flush(i)
+			if split {
+				for a := uint64(0); a < d; a += hub {
+					out = append(out, balance.Task{Lo: uint32(i), Hi: uint32(i + 1), EdgeLo: a, EdgeHi: min(d, a+hub)})
+				}
+			} else {
+				out = append(out, balance.Task{Lo: uint32(i), Hi: uint32(i + 1)})
+			}
+			start = i + 1
+			continue
+		}
+		if i-start == batch || (i > start && edges+d > hub) {
+			flush(i)
+		}
+		edges += d
+	}
+	flush(len(list))
+	return out
+}

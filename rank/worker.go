@@ -1,0 +1,370 @@
+package rank
+
+import (
+	"slices"
+	"time"
+
+	"github.com/dmg-hpc/dmg/algo"
+	"github.com/dmg-hpc/dmg/balance"
+	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/update"
+	"github.com/dmg-hpc/dmg/verbs"
+)
+
+// worker is one goroutine of a CN: its endpoint, its fetch path, its side
+// of the update coordinator and its buffers, made once per job.
+type worker struct {
+	e      *engine
+	id     int
+	ep     verbs.Endpoint
+	rd     reader
+	f      fetcher
+	direct *update.Direct
+	sender *update.Sender // the design's collaborative update
+	stats  update.Stats
+	// touched collects the own vertices whose accumulator this worker
+	// took from the identity in a sparse push.
+	touched []uint32
+	cands   []uint64 // Custom edge maps: one run's candidates
+	// Apply scratch.
+	sAcc, sVal, sNext []uint64
+	degs              []uint32
+	pairDst           []uint32
+	pairVal           []uint64
+	itc               algo.Iteration
+	bytes             []byte
+	io                wordIO
+	changed           []uint32
+	busy              time.Duration
+}
+
+// reader queues READs and completes them at Flush: a verbs.ReadMerger, or
+// plainReader for --no-merge.
+type reader interface {
+	Read(dst []byte, src verbs.Addr) error
+	Flush() error
+	// Separate keeps the reads queued so far from merging with later ones
+	// (verbs.ReadMerger.Separate).
+	Separate()
+}
+
+// plainReader posts every READ as it is (no merging of neighbours).
+type plainReader struct{ ep verbs.Endpoint }
+
+func (r plainReader) Read(dst []byte, src verbs.Addr) error { return r.ep.Read(dst, src) }
+func (r plainReader) Flush() error                          { return r.ep.Flush() }
+func (r plainReader) Separate()                             {}
+
+// fetcher is a worker's fetch path (dmg.go, naive.go, famgraph.go): it
+// reads what the iteration needs of the adjacency of a task's vertices and
+// hands each vertex to worker.visit.
+type fetcher interface {
+	fetch(t balance.Task) error
+}
+
+// Needs of a vertex in an iteration.
+const (
+	needPull = 1 << iota // gather its local candidates (it is a destination)
+	needPush             // send its contribution (it is active)
+)
+
+// need is what vertex v does in this iteration.
+func (e *engine) need(v uint32) uint8 {
+	var n uint8
+	i := v - e.lo
+	if e.it.sparseT { // the task is a run of the frontier list
+		if e.deg[i] == 0 {
+			return 0
+		}
+		return needPush
+	}
+	if e.it.pull && !(e.spec.Traversal && e.reached.has(i)) {
+		n |= needPull
+	}
+	if e.front.active(v) && e.deg[i] > 0 {
+		n |= needPush
+	}
+	if n == needPull && !e.it.pullIn && e.deg[i] == 0 {
+		return 0 // symmetric: no out-edges, no in-edges
+	}
+	return n
+}
+
+// span is a task's vertices: a range of the chunk (dense iterations) or a
+// run of the frontier list (sparse ones).
+type span struct {
+	lo   uint32
+	n    int
+	list []uint32
+}
+
+func (e *engine) span(t balance.Task) span {
+	if e.it.sparseT {
+		return span{list: e.front.list[t.Lo:t.Hi], n: int(t.Hi - t.Lo)}
+	}
+	return span{lo: t.Lo, n: int(t.Hi - t.Lo)}
+}
+
+func (s span) at(i int) uint32 {
+	if s.list != nil {
+		return s.list[i]
+	}
+	return s.lo + uint32(i)
+}
+
+// adj is one vertex's adjacency as a fetch path delivers it.
+type adj struct {
+	v    uint32
+	deg  uint32 // the list's length
+	kind csr.EntryKind
+	addr verbs.Addr // first edge record of an out-of-place list
+	// segs are the list's segment lengths per chunk; nil means cut dst at
+	// the chunk bounds (in-place entries, the baselines' plain lists).
+	segs []uint32
+	// from, to is the part of the list this visit covers (a hub piece;
+	// else 0, deg).
+	from, to uint32
+	// dst (and w, weighted) are the fetched edges of [from, to) in list
+	// order: every edge when all is set, else only the segments fetchSeg
+	// chose.
+	dst  []uint32
+	w    []float32
+	all  bool
+	need uint8
+	in   bool // an in-list: its ids are sources, its segments by source chunk
+}
+
+// fetchSeg says whether the n edges of segment k of a's list are fetched,
+// or sent by reference without being fetched.
+func (wk *worker) fetchSeg(a *adj, k int, n uint32) (fetch, byRef bool) {
+	e := wk.e
+	if n == 0 {
+		return false, false
+	}
+	if k == e.me {
+		switch {
+		case a.in:
+			return a.need&needPull != 0, false
+		case e.it.pull:
+			return a.need&needPull != 0 && !e.it.pullIn, false
+		}
+		return a.need&needPush != 0, false
+	}
+	if a.in || a.need&needPush == 0 {
+		return false, false
+	}
+	if e.it.refrd && n >= e.cfg.RefRDMin && a.kind == csr.OutOfPlace {
+		return false, true
+	}
+	return true, false
+}
+
+// visit routes one vertex's fetched edges by segment.
+func (wk *worker) visit(a *adj) error {
+	if a.segs == nil {
+		return wk.visitCut(a)
+	}
+	var s0 uint32
+	off := uint32(0)
+	for k, n := range a.segs {
+		lo, hi := max(s0, a.from), min(s0+n, a.to)
+		s0 += n
+		if lo >= hi {
+			continue
+		}
+		m := hi - lo
+		fetch, byRef := wk.fetchSeg(a, k, m)
+		if byRef {
+			if err := wk.sendRef(a, k, lo, m); err != nil {
+				return err
+			}
+			continue
+		}
+		if !fetch && !a.all {
+			continue
+		}
+		seg, ws := a.dst[off:off+m], weights(a.w, off, m)
+		off += m
+		if fetch {
+			if err := wk.handle(a, k, seg, ws); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// visitCut routes a list whose segments are not stored: sorted ids cut at
+// the chunk bounds.
+func (wk *worker) visitCut(a *adj) error {
+	b := wk.e.st.Out.Config.Bounds
+	dst := a.dst
+	for i := 0; i < len(dst); {
+		k := wk.e.st.ChunkOf(dst[i])
+		end := b[k+1]
+		j := i + 1 + sortSearch(dst[i+1:], end)
+		if fetch, _ := wk.fetchSeg(a, k, uint32(j-i)); fetch {
+			if err := wk.handle(a, k, dst[i:j], weights(a.w, uint32(i), uint32(j-i))); err != nil {
+				return err
+			}
+		}
+		i = j
+	}
+	return nil
+}
+
+// sortSearch is the index of the first id ≥ x in sorted ids.
+func sortSearch(ids []uint32, x uint32) int {
+	i, _ := slices.BinarySearch(ids, x)
+	return i
+}
+
+func weights(w []float32, off, n uint32) []float32 {
+	if w == nil {
+		return nil
+	}
+	return w[off : off+n]
+}
+
+// handle applies one run of a's edges, all in chunk k.
+func (wk *worker) handle(a *adj, k int, seg []uint32, ws []float32) error {
+	e := wk.e
+	n := uint64(len(seg))
+	if k == e.me {
+		if a.in || e.it.pull {
+			wk.pull(a, seg, ws)
+			return nil
+		}
+		c := e.contrib[a.v-e.lo]
+		wk.stats.Candidates += n
+		wk.stats.Local += n
+		cands := wk.candidates(a.v, c, seg, ws)
+		if e.spec.Monotone {
+			var dropped uint64
+			wk.touched, dropped = e.op.ScatterAtomicBelow(e.acc, e.val, e.lo, seg, ws, c, cands, wk.touched)
+			wk.stats.Pruned += dropped
+			return nil
+		}
+		wk.touched = e.op.ScatterAtomic(e.acc, e.lo, seg, ws, c, cands, wk.touched)
+		return nil
+	}
+	c := e.contrib[a.v-e.lo]
+	cands := wk.candidates(a.v, c, seg, ws)
+	wk.stats.Candidates += n
+	switch e.it.remote {
+	case viaMailboxes:
+		if e.it.valrd {
+			return wk.sender.ValSegment(k, seg, ws, c, cands)
+		}
+	case viaLocalCopy:
+		wk.stats.Local += n
+		if e.spec.Monotone {
+			_, dropped := e.op.ScatterAtomicBelow(e.allAcc, e.allVal, 0, seg, ws, c, cands, nil)
+			wk.stats.Pruned += dropped
+			return nil
+		}
+		e.op.ScatterAtomic(e.allAcc, 0, seg, ws, c, cands, nil)
+		return nil
+	}
+	return wk.direct.AddSegment(seg, ws, c, cands)
+}
+
+// candidates computes a run's candidates with the kernel's Edger (Custom
+// edge maps); nil otherwise, the loops then apply the edge map.
+func (wk *worker) candidates(src uint32, c uint64, seg []uint32, ws []float32) []uint64 {
+	e := wk.e
+	if e.edgr == nil {
+		return nil
+	}
+	wk.cands = grow(wk.cands, len(seg))
+	e.edgr.Edges(src, c, seg, ws, wk.cands)
+	return wk.cands
+}
+
+// pull gathers the candidates of a's local in-neighbours into its
+// accumulator. The vertex belongs to this task alone, so the store is
+// plain, unless a hub's pieces or the RefRD puller share it.
+func (wk *worker) pull(a *adj, src []uint32, ws []float32) {
+	e := wk.e
+	i := a.v - e.lo
+	wk.stats.Candidates += uint64(len(src))
+	wk.stats.Local += uint64(len(src))
+	wk.stats.Pulled += uint64(len(src))
+	if a.from > 0 || a.to < a.deg || e.pull != nil {
+		r := e.op.Gather(e.op.Identity(), e.contrib, e.lo, src, ws, e.spec.Traversal)
+		if r != e.op.Identity() {
+			e.op.FoldAtomic(&e.acc[i], r)
+		}
+		return
+	}
+	e.acc[i] = e.op.Gather(e.acc[i], e.contrib, e.lo, src, ws, e.spec.Traversal)
+}
+
+// sendRef sends the m edges of segment k from list position pos by
+// reference.
+func (wk *worker) sendRef(a *adj, k int, pos, m uint32) error {
+	e := wk.e
+	rec := uint64(e.st.Out.Codec.RecordBytes())
+	return wk.sender.Ref(k, update.RefItem{Seg: a.addr.Add(uint64(pos) * rec), Edges: m, Src: a.v, Val: e.contrib[a.v-e.lo]})
+}
+
+// push is the push phase: every worker takes tasks until none are left,
+// then sends what it still holds.
+func (e *engine) push() error {
+	if e.it.remote == viaMailboxes && e.it.refrd && e.pullEP != nil {
+		var err error
+		if e.pull, err = e.startPuller(); err != nil {
+			return err
+		}
+	}
+	err := e.gang.run(e.pushFn)
+	b := e.stats.busyBuf[:0]
+	for _, wk := range e.wks {
+		b = append(b, wk.busy.Seconds())
+	}
+	e.stats.busyBuf = b
+	st := e.queue.Stats()
+	var steals uint64
+	for _, s := range st.Steals {
+		steals += uint64(s)
+	}
+	e.stats.busy(b, steals)
+	if err != nil && e.pull != nil {
+		_ = e.pull.stop() // the job ends; the first error is the one to report
+		e.pull = nil
+	}
+	return err
+}
+
+// pushWorker is one worker's push.
+func (e *engine) pushWorker(w int) error {
+	wk := e.wks[w]
+	wk.touched = wk.touched[:0]
+	wk.busy = 0
+	for {
+		t, ok := e.queue.Next(w)
+		if !ok {
+			break
+		}
+		t0 := time.Now()
+		err := wk.f.fetch(t)
+		wk.busy += time.Since(t0)
+		if err != nil {
+			return err
+		}
+		if !e.it.sparseT {
+			wk.touched = wk.touched[:0] // a dense apply visits every vertex anyway
+		}
+	}
+	t0 := time.Now()
+	defer func() { wk.busy += time.Since(t0) }()
+	if wk.sender != nil && e.it.remote == viaMailboxes {
+		if err := wk.sender.Flush(); err != nil {
+			return err
+		}
+	}
+	if wk.direct.Pending() > 0 {
+		return wk.direct.Flush()
+	}
+	return nil
+}

@@ -1,0 +1,356 @@
+// Package reduce holds the loops every edge of a DMG job goes through:
+// the reduction of a kernel (sum or minimum, over float64 or uint64 value
+// words) fused with its edge map (the candidate is the source's
+// contribution, or the contribution plus the edge weight). The engine
+// (package rank) and the update coordinator (package update) run these
+// loops over whole runs of edges, so the choice of reduction and edge map
+// is one switch per run, and the loop itself has no call, no map operation,
+// no allocation and no atomic per edge — except ScatterAtomic, the sparse
+// push into a cache that several workers share.
+//
+// Values are 64-bit words. Float reductions view them as float64 (the
+// words are the IEEE bits); integer ones as uint64. The Min reduction on
+// floats requires values that are not NaN.
+package reduce
+
+import (
+	"math"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/dmg-hpc/dmg/algo"
+)
+
+// kind is a reduction over a value type.
+type kind uint8
+
+const (
+	sumF kind = iota
+	sumU
+	minF
+	minU
+)
+
+// Op is a kernel's reduction and edge map, with its identity.
+type Op struct {
+	k        kind
+	weighted bool // the edge map adds the weight (algo.AddWeight)
+	identity uint64
+}
+
+// OpOf is the Op of a kernel's spec. Custom edge maps reduce candidates
+// the kernel computed (ScatterCands and friends), so they behave as Carry
+// here.
+func OpOf(s algo.Spec) Op {
+	o := Op{identity: s.Identity, weighted: s.Edge == algo.AddWeight}
+	switch {
+	case s.Reduce == algo.Sum && s.Float:
+		o.k = sumF
+	case s.Reduce == algo.Sum:
+		o.k = sumU
+	case s.Float:
+		o.k = minF
+	default:
+		o.k = minU
+	}
+	return o
+}
+
+// Identity is the neutral element of the reduction.
+func (o Op) Identity() uint64 { return o.identity }
+
+// IsIntSum tells an integer sum, which remote memory applies with FAA.
+func (o Op) IsIntSum() bool { return o.k == sumU }
+
+// IsMin tells a minimum from a sum.
+func (o Op) IsMin() bool { return o.k == minF || o.k == minU }
+
+// Combine reduces two candidates.
+func (o Op) Combine(a, b uint64) uint64 {
+	switch o.k {
+	case sumF:
+		return math.Float64bits(math.Float64frombits(a) + math.Float64frombits(b))
+	case sumU:
+		return a + b
+	case minF:
+		return math.Float64bits(min(math.Float64frombits(a), math.Float64frombits(b)))
+	}
+	return min(a, b)
+}
+
+// Better reports whether combining cand into old changes it (for minima:
+// cand is smaller; for sums: cand is not the identity).
+func (o Op) Better(cand, old uint64) bool {
+	switch o.k {
+	case minF:
+		return math.Float64frombits(cand) < math.Float64frombits(old)
+	case minU:
+		return cand < old
+	}
+	return cand != o.identity
+}
+
+// Candidate is the edge map for one edge of weight w (ignored unless the
+// map adds the weight).
+func (o Op) Candidate(c uint64, w float32) uint64 {
+	if o.weighted {
+		return math.Float64bits(math.Float64frombits(c) + float64(w))
+	}
+	return c
+}
+
+// Weighted says the candidates depend on the edge weights.
+func (o Op) Weighted() bool { return o.weighted }
+
+// floats views words as float64 (the same 8 bytes).
+func floats(w []uint64) []float64 {
+	if len(w) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float64)(unsafe.Pointer(&w[0])), len(w))
+}
+
+// Scatter reduces the candidates from a source with contribution c along
+// the edges to dst (weights w, nil unless weighted) into acc[d-base]. The
+// caller owns those accumulators: no other goroutine touches them.
+func (o Op) Scatter(acc []uint64, base uint32, dst []uint32, w []float32, c uint64) {
+	if o.weighted {
+		a, x := floats(acc), math.Float64frombits(c)
+		w = w[:len(dst)]
+		switch o.k {
+		case sumF:
+			for i, d := range dst {
+				a[d-base] += x + float64(w[i])
+			}
+		case minF:
+			for i, d := range dst {
+				a[d-base] = min(a[d-base], x+float64(w[i]))
+			}
+		default:
+			for i, d := range dst {
+				acc[d-base] = o.Combine(acc[d-base], o.Candidate(c, w[i]))
+			}
+		}
+		return
+	}
+	switch o.k {
+	case sumF:
+		a, x := floats(acc), math.Float64frombits(c)
+		for _, d := range dst {
+			a[d-base] += x
+		}
+	case sumU:
+		for _, d := range dst {
+			acc[d-base] += c
+		}
+	case minF:
+		a, x := floats(acc), math.Float64frombits(c)
+		for _, d := range dst {
+			a[d-base] = min(a[d-base], x)
+		}
+	case minU:
+		for _, d := range dst {
+			acc[d-base] = min(acc[d-base], c)
+		}
+	}
+}
+
+// ScatterCands reduces the given per-edge candidates into acc[d-base]
+// (Custom edge maps).
+func (o Op) ScatterCands(acc []uint64, base uint32, dst []uint32, cands []uint64) {
+	cands = cands[:len(dst)]
+	switch o.k {
+	case sumF:
+		a, cs := floats(acc), floats(cands)
+		for i, d := range dst {
+			a[d-base] += cs[i]
+		}
+	case sumU:
+		for i, d := range dst {
+			acc[d-base] += cands[i]
+		}
+	case minF:
+		a, cs := floats(acc), floats(cands)
+		for i, d := range dst {
+			a[d-base] = min(a[d-base], cs[i])
+		}
+	case minU:
+		for i, d := range dst {
+			acc[d-base] = min(acc[d-base], cands[i])
+		}
+	}
+}
+
+// ScatterAtomic is Scatter into accumulators that other goroutines update
+// at the same time (the sparse push, the baselines): a CAS per edge. A
+// destination whose accumulator leaves the identity here for the first
+// time is appended to touched, so each destination is reported by exactly
+// one caller per reset (for minima; sums report at least once).
+func (o Op) ScatterAtomic(acc []uint64, base uint32, dst []uint32, w []float32, c uint64, cands []uint64, touched []uint32) []uint32 {
+	for i, d := range dst {
+		cand := c
+		switch {
+		case cands != nil:
+			cand = cands[i]
+		case o.weighted:
+			cand = o.Candidate(c, w[i])
+		}
+		if o.casReduce(&acc[d-base], cand) {
+			touched = append(touched, d)
+		}
+	}
+	return touched
+}
+
+// ScatterAtomicBelow is ScatterAtomic for monotone kernels: a candidate
+// not below the destination's current value vals[d-base] is dropped
+// without an atomic.
+func (o Op) ScatterAtomicBelow(acc, vals []uint64, base uint32, dst []uint32, w []float32, c uint64, cands []uint64, touched []uint32) ([]uint32, uint64) {
+	var dropped uint64
+	for i, d := range dst {
+		cand := c
+		switch {
+		case cands != nil:
+			cand = cands[i]
+		case o.weighted:
+			cand = o.Candidate(c, w[i])
+		}
+		if !o.Better(cand, vals[d-base]) {
+			dropped++
+			continue
+		}
+		if o.casReduce(&acc[d-base], cand) {
+			touched = append(touched, d)
+		}
+	}
+	return touched, dropped
+}
+
+// casReduce folds cand into *a atomically and reports whether *a was the
+// identity before.
+func (o Op) casReduce(a *uint64, cand uint64) bool {
+	for {
+		old := atomic.LoadUint64(a)
+		if !o.Better(cand, old) {
+			return false
+		}
+		if atomic.CompareAndSwapUint64(a, old, o.Combine(old, cand)) {
+			return old == o.identity
+		}
+	}
+}
+
+// FoldAtomic folds one value into a shared accumulator (a partial result of
+// a split hub, a RefRD edge applied by the puller).
+func (o Op) FoldAtomic(a *uint64, v uint64) { o.casReduce(a, v) }
+
+// Gather is the pull: it reduces, into acc, the candidates from the
+// sources src (contributions contrib[u-base], weights w along u→v) of one
+// destination. Inactive sources hold the identity, which the reduction
+// ignores. With first (traversals), it stops at the first source whose
+// contribution is not the identity, all candidates being equal.
+func (o Op) Gather(acc uint64, contrib []uint64, base uint32, src []uint32, w []float32, first bool) uint64 {
+	if first {
+		for i, u := range src {
+			if c := contrib[u-base]; c != o.identity {
+				if o.weighted {
+					return o.Combine(acc, o.Candidate(c, w[i]))
+				}
+				return o.Combine(acc, c)
+			}
+		}
+		return acc
+	}
+	if o.weighted {
+		w = w[:len(src)]
+		switch o.k {
+		case sumF:
+			s, cf := math.Float64frombits(acc), floats(contrib)
+			for i, u := range src {
+				s += cf[u-base] + float64(w[i])
+			}
+			return math.Float64bits(s)
+		case minF:
+			s, cf := math.Float64frombits(acc), floats(contrib)
+			for i, u := range src {
+				s = min(s, cf[u-base]+float64(w[i]))
+			}
+			return math.Float64bits(s)
+		}
+		for i, u := range src {
+			acc = o.Combine(acc, o.Candidate(contrib[u-base], w[i]))
+		}
+		return acc
+	}
+	switch o.k {
+	case sumF:
+		s, cf := math.Float64frombits(acc), floats(contrib)
+		for _, u := range src {
+			s += cf[u-base]
+		}
+		return math.Float64bits(s)
+	case sumU:
+		for _, u := range src {
+			acc += contrib[u-base]
+		}
+	case minF:
+		s, cf := math.Float64frombits(acc), floats(contrib)
+		for _, u := range src {
+			s = min(s, cf[u-base])
+		}
+		return math.Float64bits(s)
+	case minU:
+		for _, u := range src {
+			acc = min(acc, contrib[u-base])
+		}
+	}
+	return acc
+}
+
+// FoldPairs reduces (destination, candidate) pairs (ValRD, already mapped
+// by the edge) into acc[d-base] for the destinations in [lo, hi),
+// skipping the others (each lane of the owner takes its own).
+func (o Op) FoldPairs(acc []uint64, base, lo, hi uint32, dst []uint32, vals []uint64) {
+	vals = vals[:len(dst)]
+	switch o.k {
+	case sumF:
+		a, v := floats(acc), floats(vals)
+		for i, d := range dst {
+			if d-lo < hi-lo {
+				a[d-base] += v[i]
+			}
+		}
+	case minU:
+		for i, d := range dst {
+			if d-lo < hi-lo {
+				acc[d-base] = min(acc[d-base], vals[i])
+			}
+		}
+	default:
+		for i, d := range dst {
+			if d-lo < hi-lo {
+				acc[d-base] = o.Combine(acc[d-base], vals[i])
+			}
+		}
+	}
+}
+
+// FoldWords reduces vals[i] into acc[i] (an inbox range into the cache).
+func (o Op) FoldWords(acc, vals []uint64) {
+	vals = vals[:len(acc)]
+	switch o.k {
+	case sumF:
+		a, v := floats(acc), floats(vals)
+		for i := range a {
+			a[i] += v[i]
+		}
+	case sumU:
+		for i := range acc {
+			acc[i] += vals[i]
+		}
+	default:
+		for i := range acc {
+			acc[i] = o.Combine(acc[i], vals[i])
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package reduce
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/dmg-hpc/dmg/algo"
+)
+
+// Every loop against the one-edge-at-a-time definition (Candidate, then
+// Combine), for every reduction and edge map.
+func TestLoopsAgreeWithDefinition(t *testing.T) {
+	specs := []algo.Spec{
+		{Reduce: algo.Sum, Float: true, Identity: 0},
+		{Reduce: algo.Sum, Identity: 0},
+		{Reduce: algo.Min, Float: true, Identity: math.Float64bits(math.Inf(1))},
+		{Reduce: algo.Min, Identity: math.MaxUint64},
+		{Reduce: algo.Min, Float: true, Edge: algo.AddWeight, Identity: math.Float64bits(math.Inf(1))},
+		{Reduce: algo.Sum, Float: true, Edge: algo.AddWeight, Identity: 0},
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	const n, base = 64, 1000
+	for si, s := range specs {
+		o := OpOf(s)
+		word := func() uint64 {
+			if s.Float {
+				return math.Float64bits(float64(r.IntN(1000)) / 8)
+			}
+			return uint64(r.IntN(1000))
+		}
+		dst := make([]uint32, 200)
+		w := make([]float32, len(dst))
+		cands := make([]uint64, len(dst))
+		for i := range dst {
+			dst[i] = base + uint32(r.IntN(n))
+			w[i] = float32(r.IntN(16)) / 4
+			cands[i] = word()
+		}
+		slices.Sort(dst)
+		c := word()
+		init := make([]uint64, n)
+		for i := range init {
+			init[i] = word()
+		}
+		// Scatter and ScatterCands.
+		got, want := slices.Clone(init), slices.Clone(init)
+		o.Scatter(got, base, dst, w, c)
+		for i, d := range dst {
+			want[d-base] = o.Combine(want[d-base], o.Candidate(c, w[i]))
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("spec %d: Scatter differs from the definition", si)
+		}
+		got, want = slices.Clone(init), slices.Clone(init)
+		o.ScatterCands(got, base, dst, cands)
+		for i, d := range dst {
+			want[d-base] = o.Combine(want[d-base], cands[i])
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("spec %d: ScatterCands differs from the definition", si)
+		}
+		// ScatterAtomic reports each destination it took from the
+		// identity (minima: exactly once).
+		acc := make([]uint64, n)
+		for i := range acc {
+			acc[i] = s.Identity
+		}
+		touched := o.ScatterAtomic(acc, base, dst, w, c, nil, nil)
+		want = make([]uint64, n)
+		for i := range want {
+			want[i] = s.Identity
+		}
+		for i, d := range dst {
+			want[d-base] = o.Combine(want[d-base], o.Candidate(c, w[i]))
+		}
+		if !slices.Equal(acc, want) {
+			t.Fatalf("spec %d: ScatterAtomic differs from the definition", si)
+		}
+		if o.IsMin() {
+			u := slices.Compact(slices.Clone(dst))
+			if !slices.Equal(touched, u) {
+				t.Fatalf("spec %d: ScatterAtomic touched %v, want %v", si, touched, u)
+			}
+		}
+		// Gather: contributions of sources, identity for inactive ones.
+		contrib := make([]uint64, n)
+		for i := range contrib {
+			contrib[i] = word()
+			if r.IntN(4) == 0 {
+				contrib[i] = s.Identity
+			}
+		}
+		g := o.Gather(s.Identity, contrib, base, dst, w, false)
+		x := s.Identity
+		for i, u := range dst {
+			if contrib[u-base] == s.Identity && o.IsMin() {
+				continue
+			}
+			x = o.Combine(x, o.Candidate(contrib[u-base], w[i]))
+		}
+		if s.Reduce == algo.Sum && s.Float {
+			if math.Abs(math.Float64frombits(g)-math.Float64frombits(x)) > 1e-9*math.Abs(math.Float64frombits(x)) {
+				t.Fatalf("spec %d: Gather %v, want %v", si, math.Float64frombits(g), math.Float64frombits(x))
+			}
+		} else if (s.Edge != algo.AddWeight || o.IsMin()) && g != x {
+			t.Fatalf("spec %d: Gather %#x, want %#x", si, g, x)
+		}
+		// FoldPairs takes only its lane.
+		got, want = slices.Clone(init), slices.Clone(init)
+		o.FoldPairs(got, base, base+10, base+40, dst, cands)
+		for i, d := range dst {
+			if d >= base+10 && d < base+40 {
+				want[d-base] = o.Combine(want[d-base], cands[i])
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("spec %d: FoldPairs differs from the definition", si)
+		}
+	}
+}

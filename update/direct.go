@@ -1,0 +1,272 @@
+package update
+
+import (
+	"encoding/binary"
+
+	"github.com/pkg/errors"
+
+	"github.com/dmg-hpc/dmg/reduce"
+	"github.com/dmg-hpc/dmg/verbs"
+)
+
+// combiner pre-combines candidates by destination in a bounded,
+// direct-mapped table: slot[d & mask] holds the index of the entry of d,
+// valid while it is below n and that entry's destination is d. Collisions
+// keep both entries (the later one is not combined with the earlier), so
+// nothing is lost; the table needs no reset between uses.
+type combiner struct {
+	slot []int32
+	mask uint32
+}
+
+func newCombiner(bits int) combiner {
+	c := combiner{slot: make([]int32, 1<<bits), mask: 1<<bits - 1}
+	for i := range c.slot {
+		c.slot[i] = -1
+	}
+	return c
+}
+
+// find returns the index the table holds for d (check it), and the slot.
+func (c *combiner) find(d uint32) (int32, *int32) {
+	s := &c.slot[d&c.mask]
+	return *s, s
+}
+
+// tableBits is the size of a combining table for n entries: a power of
+// two of at least 2n slots.
+func tableBits(n int) int {
+	b := 4
+	for 1<<b < 2*n {
+		b++
+	}
+	return b
+}
+
+// DirectConfig tunes a Direct.
+type DirectConfig struct {
+	// Pending bounds the destinations combined before an automatic Flush
+	// (default 4096).
+	Pending int
+	// PerOp rings a doorbell and waits after every CAS (the naive baseline
+	// and the --no-doorbell ablation).
+	PerOp bool
+	// Log writes every destination whose inbox word a CAS took from the
+	// identity into its chunk's touched log (Mailboxes.Log), so the owner
+	// reads only the words that changed. Without it the owner reads its
+	// whole inbox.
+	Log bool
+	// Prune reads the destinations' current values first (through
+	// Reader, merged) and sends only candidates below them: for monotone
+	// kernels (algo.Spec.Monotone), where the others change nothing.
+	Prune  bool
+	Reader Reader
+}
+
+// Direct applies candidates to the destinations' inbox words on the MNs
+// with remote CAS, in rounds: each round posts one CAS per unfinished
+// destination as one doorbell batch and retries those that lost a race
+// (integer sums take one FAA each instead). Candidates for one destination
+// are combined first.
+type Direct struct {
+	ep    verbs.Endpoint
+	at    verbs.Atomics
+	op    reduce.Op
+	tg    Targets
+	mb    *Mailboxes
+	cfg   DirectConfig
+	stats *Stats
+	comb  combiner
+	pend  []pending
+	keep  []pending
+	logs  [][]byte // per chunk: entries to append to its touched log
+	prev  []uint64
+	vals  []byte // Prune: the destinations' values
+}
+
+type pending struct {
+	v               uint32
+	cand, old, prev uint64
+}
+
+// NewDirect returns a direct updater over ep; mb is needed with cfg.Log.
+func NewDirect(ep verbs.Endpoint, op reduce.Op, tg Targets, mb *Mailboxes, cfg DirectConfig, stats *Stats) (*Direct, error) {
+	at, ok := ep.(verbs.Atomics)
+	if !ok {
+		return nil, errors.New("update: the endpoint has no remote atomics")
+	}
+	if cfg.Pending <= 0 {
+		cfg.Pending = 4096
+	}
+	if cfg.Log && mb == nil {
+		return nil, errors.New("update: a logging direct updater needs the mailboxes")
+	}
+	if cfg.Prune && cfg.Reader == nil {
+		cfg.Reader = ep
+	}
+	d := &Direct{ep: ep, at: at, op: op, tg: tg, mb: mb, cfg: cfg, stats: stats, comb: newCombiner(tableBits(cfg.Pending)),
+		pend: make([]pending, 0, cfg.Pending), keep: make([]pending, 0, cfg.Pending)}
+	if mb != nil {
+		d.logs = make([][]byte, len(mb.Log))
+		d.prev = make([]uint64, len(mb.Log))
+	}
+	return d, nil
+}
+
+// Add queues a candidate for v, combined with one queued for v; it flushes
+// when the queue is full.
+func (d *Direct) Add(v uint32, cand uint64) error {
+	i, s := d.comb.find(v)
+	if i >= 0 && int(i) < len(d.pend) && d.pend[i].v == v {
+		d.pend[i].cand = d.op.Combine(d.pend[i].cand, cand)
+		d.stats.Combined++
+		return nil
+	}
+	*s = int32(len(d.pend))
+	d.pend = append(d.pend, pending{v: v, cand: cand, old: d.op.Identity()})
+	d.stats.Direct++
+	if len(d.pend) >= d.cfg.Pending {
+		return d.Flush()
+	}
+	return nil
+}
+
+// AddSegment queues the candidates from a source with contribution c
+// along edges to dst (weights w), or the given candidates (cands non-nil).
+func (d *Direct) AddSegment(dst []uint32, w []float32, c uint64, cands []uint64) error {
+	for i, v := range dst {
+		cand := c
+		switch {
+		case cands != nil:
+			cand = cands[i]
+		case d.op.Weighted():
+			cand = d.op.Candidate(c, w[i])
+		}
+		if err := d.Add(v, cand); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Pending is the number of queued destinations.
+func (d *Direct) Pending() int { return len(d.pend) }
+
+// Flush applies every queued candidate, then appends the destinations it
+// took from the identity to their chunks' touched logs (with Log).
+func (d *Direct) Flush() error {
+	if d.cfg.Prune && len(d.pend) > 0 {
+		if err := d.prune(); err != nil {
+			return err
+		}
+	}
+	faa := d.op.IsIntSum()
+	for len(d.pend) > 0 {
+		for i := range d.pend {
+			pd := &d.pend[i]
+			var err error
+			if faa {
+				// Integer sums: one FAA, never retried (DESIGN.md §5).
+				err = d.at.FAA64(d.tg.InboxAddr(pd.v), pd.cand, &pd.prev)
+			} else {
+				err = d.at.CAS64(d.tg.InboxAddr(pd.v), pd.old, d.op.Combine(pd.old, pd.cand), &pd.prev)
+			}
+			if err != nil {
+				return err
+			}
+			if d.cfg.PerOp {
+				if err := d.ep.Flush(); err != nil {
+					return err
+				}
+			}
+		}
+		if err := d.ep.Flush(); err != nil {
+			return err
+		}
+		d.keep = d.keep[:0]
+		for _, pd := range d.pend {
+			if faa {
+				pd.old = pd.prev // applied: the word held prev before
+			}
+			if pd.prev == pd.old { // applied
+				if pd.old == d.op.Identity() && d.cfg.Log {
+					k := d.tg.ChunkOf(pd.v)
+					d.logs[k] = binary.LittleEndian.AppendUint32(d.logs[k], pd.v)
+				}
+				continue
+			}
+			if !d.op.Better(pd.cand, pd.prev) {
+				continue // the word already holds something at least as good
+			}
+			pd.old = pd.prev
+			d.keep = append(d.keep, pd)
+		}
+		d.pend, d.keep = d.keep, d.pend
+	}
+	if d.cfg.Log {
+		return d.flushLogs()
+	}
+	return nil
+}
+
+// prune drops the queued candidates that are not below their
+// destination's current value.
+func (d *Direct) prune() error {
+	d.vals = grow(d.vals, 8*len(d.pend))
+	for i, pd := range d.pend {
+		if err := d.cfg.Reader.Read(d.vals[8*i:8*i+8], d.tg.ValueAddr(pd.v)); err != nil {
+			return err
+		}
+	}
+	if err := d.cfg.Reader.Flush(); err != nil {
+		return err
+	}
+	d.keep = d.keep[:0]
+	for i, pd := range d.pend {
+		if d.op.Better(pd.cand, binary.LittleEndian.Uint64(d.vals[8*i:])) {
+			d.keep = append(d.keep, pd)
+		} else {
+			d.stats.Pruned++
+			d.stats.Direct--
+		}
+	}
+	d.pend, d.keep = d.keep, d.pend
+	return nil
+}
+
+// flushLogs reserves room in each touched log with one FAA (one doorbell
+// batch for all chunks), then writes the entries; entries past a log's
+// capacity are dropped, the tail past the capacity telling the owner to
+// read its whole inbox.
+func (d *Direct) flushLogs() error {
+	any := false
+	for k, b := range d.logs {
+		if len(b) == 0 {
+			continue
+		}
+		any = true
+		if err := d.at.FAA64(d.mb.Log[k], uint64(len(b)), &d.prev[k]); err != nil {
+			return err
+		}
+	}
+	if !any {
+		return nil
+	}
+	if err := d.ep.Flush(); err != nil {
+		return err
+	}
+	for k, b := range d.logs {
+		if len(b) == 0 {
+			continue
+		}
+		if p := d.prev[k]; p < d.mb.LogCap[k] {
+			fit := min(uint64(len(b)), d.mb.LogCap[k]-p)
+			if err := d.ep.Write(Records(d.mb.Log[k], p), b[:fit]); err != nil {
+				return err
+			}
+			d.stats.Logged += fit / LogRec
+		}
+		d.logs[k] = b[:0]
+	}
+	return d.ep.Flush()
+}

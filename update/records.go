@@ -1,0 +1,101 @@
+package update
+
+import (
+	"encoding/binary"
+	"math"
+	"unsafe"
+)
+
+// Edge records on DM (csr's layout): a little-endian uint32 destination,
+// followed on weighted graphs by its float32 weight.
+
+// littleEndian says this machine stores words as DM does, so unweighted
+// records can be read in place.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// DecodeRecords appends the destinations (and, weighted, the weights) of
+// packed edge records to dst and w.
+func DecodeRecords(b []byte, rec int, weighted bool, dst []uint32, w []float32) ([]uint32, []float32) {
+	for off := 0; off+rec <= len(b); off += rec {
+		dst = append(dst, binary.LittleEndian.Uint32(b[off:]))
+		if weighted {
+			w = append(w, math.Float32frombits(binary.LittleEndian.Uint32(b[off+4:])))
+		}
+	}
+	return dst, w
+}
+
+// Destinations views unweighted records as their destination ids without
+// copying when the machine is little-endian and b is 4-byte aligned, else
+// decodes them into scratch. It returns the view and the scratch to keep.
+func Destinations(b []byte, scratch []uint32) ([]uint32, []uint32) {
+	n := len(b) / 4
+	if n == 0 {
+		return nil, scratch
+	}
+	if littleEndian && uintptr(unsafe.Pointer(&b[0]))%4 == 0 {
+		return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), n), scratch
+	}
+	scratch, _ = DecodeRecords(b, 4, false, scratch[:0], nil)
+	return scratch, scratch
+}
+
+func grow(b []byte, n int) []byte {
+	if cap(b) < n {
+		return make([]byte, n)
+	}
+	return b[:n]
+}
+
+// u32Bytes and u64Bytes are words as DM stores them (little-endian): a
+// view of the words themselves on little-endian machines, else encoded
+// into scratch.
+func u32Bytes(w []uint32, scratch *[]byte) []byte {
+	if len(w) == 0 {
+		return nil
+	}
+	if littleEndian {
+		return unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), 4*len(w))
+	}
+	b := (*scratch)[:0]
+	for _, x := range w {
+		b = binary.LittleEndian.AppendUint32(b, x)
+	}
+	*scratch = b
+	return b
+}
+
+func u64Bytes(w []uint64, scratch *[]byte) []byte {
+	if len(w) == 0 {
+		return nil
+	}
+	if littleEndian {
+		return unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), 8*len(w))
+	}
+	b := (*scratch)[:0]
+	for _, x := range w {
+		b = binary.LittleEndian.AppendUint64(b, x)
+	}
+	*scratch = b
+	return b
+}
+
+// Pairs views a ValRD block's pairs (b the whole block, n its count) as
+// their destinations and values, decoding into the scratch slices on
+// big-endian machines or unaligned buffers.
+func Pairs(b []byte, block, n uint64, dst []uint32, val []uint64) ([]uint32, []uint64) {
+	d := b[blockHeader : blockHeader+4*n]
+	v := b[blockHeader+4*block : blockHeader+4*block+8*n]
+	if n == 0 {
+		return nil, nil
+	}
+	if littleEndian && uintptr(unsafe.Pointer(&d[0]))%4 == 0 && uintptr(unsafe.Pointer(&v[0]))%8 == 0 {
+		return unsafe.Slice((*uint32)(unsafe.Pointer(&d[0])), n), unsafe.Slice((*uint64)(unsafe.Pointer(&v[0])), n)
+	}
+	dst, val = dst[:0], val[:0]
+	for i := range n {
+		dst = append(dst, binary.LittleEndian.Uint32(d[4*i:]))
+		val = append(val, binary.LittleEndian.Uint64(v[8*i:]))
+	}
+	return dst, val
+}
