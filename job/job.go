@@ -146,7 +146,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	}
 	var shape jobShape
 	if err = crossCheck(w, out.Chunks); err == nil {
-		shape, err = shareShape(w, spec, sh, out.Meta)
+		shape, err = shareShape(w, spec, sh, out.Meta, cfg.Engine.Workers*cfg.Engine.Inflight)
 	}
 	if err == nil && cfg.LoadOnly {
 		out.Degrees, err = gatherDegrees(w, sh, out.Chunks)
@@ -328,7 +328,7 @@ func ablations(c Config) []string {
 func storeConfig(cfg Config, shape jobShape, bounds []uint32, numMN int) rank.StoreConfig {
 	return rank.StoreConfig{Mode: cfg.Engine.Mode, ValMailbox: cfg.Engine.ValMailbox, RefMailbox: cfg.Engine.RefMailbox,
 		Bounds: bounds, NumMN: numMN, Vertices: shape.Vertices, Edges: shape.Edges,
-		Senders: (len(bounds) - 1) * cfg.Engine.Workers * cfg.Engine.Inflight}
+		Senders: shape.Senders}
 }
 
 // layouts are a job's out-layout (lists and attributes) and, for directed
@@ -459,12 +459,16 @@ type jobShape struct {
 	Spec     programSpec
 	Vertices uint64
 	Edges    uint64
+	// Senders is the worker goroutines of every CN together (each holds
+	// its own ValRD blocks): the mailboxes are sized from it on every
+	// rank, so every rank must know the same number.
+	Senders int
 }
 
 // shareShape sends CN 0's program to every rank (the other CNs check that
 // their own, mine, is the same) and adds up the CNs' shares: the job's
 // edges and, in rank 0's meta, the edges the builder dropped.
-func shareShape(w *spmd.World, mine programSpec, sh *csr.Share, meta *csr.Meta) (jobShape, error) {
+func shareShape(w *spmd.World, mine programSpec, sh *csr.Share, meta *csr.Meta, goroutines int) (jobShape, error) {
 	var blob []byte
 	if w.Rank() == 0 {
 		var err error
@@ -483,9 +487,9 @@ func shareShape(w *spmd.World, mine programSpec, sh *csr.Share, meta *csr.Meta) 
 	if w.Role == spmd.CN && spec != mine {
 		return jobShape{}, errors.Errorf("job: CN %d read a different graph than CN 0 (program %+v against %+v; different inputs on different nodes?)", w.Index, mine, spec)
 	}
-	sums := []int64{0, 0, 0, 0}
+	sums := []int64{0, 0, 0, 0, 0}
 	if w.Role == spmd.CN {
-		sums = []int64{int64(sh.Graph.NumEdges()), int64(meta.DroppedSelfLoops), int64(meta.DroppedDuplicates), 0}
+		sums = []int64{int64(sh.Graph.NumEdges()), int64(meta.DroppedSelfLoops), int64(meta.DroppedDuplicates), 0, int64(goroutines)}
 		if w.Index == 0 {
 			sums[3] = int64(sh.Graph.N)
 		}
@@ -496,7 +500,7 @@ func shareShape(w *spmd.World, mine programSpec, sh *csr.Share, meta *csr.Meta) 
 	if w.Rank() == 0 {
 		meta.DroppedSelfLoops, meta.DroppedDuplicates = uint64(sums[1]), uint64(sums[2])
 	}
-	return jobShape{Spec: spec, Vertices: uint64(sums[3]), Edges: uint64(sums[0])}, nil
+	return jobShape{Spec: spec, Vertices: uint64(sums[3]), Edges: uint64(sums[0]), Senders: int(sums[4])}, nil
 }
 
 // gatherJSON gathers v from the ranks that contribute (the CNs, in CN

@@ -136,7 +136,7 @@ var variantFlags = [][]string{
 	{"--mode", "naive"}, {"--mode", "famgraph"}, {"--no-inplace"}, {"--no-merge"}, {"--no-doorbell"},
 	{"--no-collab"}, {"--no-refrd"}, {"--no-valrd"}, {"--refrd-min", "1", "--valrd-apply", "mn"}, {"--refrd-puller", "--refrd-min", "1"}, {"--entry-size", "16"}, {"--entry-size", "64", "--inflight", "3"},
 	{"--hub-degree", "2", "--workers", "3"}, {"--hub-degree", "2", "--no-hubsplit", "--no-steal"}, {"--mode", "naive", "--hub-degree", "2"},
-	{"--no-pull"}, {"--dense-threshold", "0.000001"}, {"--dense-threshold", "1000000000"}, {"--merge-gap", "1"},
+	{"--no-pull"}, {"--no-bottom-up"}, {"--dense-threshold", "0.000001"}, {"--dense-threshold", "1000000000"}, {"--merge-gap", "1"},
 }
 
 // The same under mpirun over libfabric's shm provider, and one layout over

@@ -90,6 +90,36 @@ type Job struct {
 	cluster *memfab.Cluster
 	// scratch is Sync's all-reduce buffer (one rank's goroutine uses it).
 	scratch []float64
+	// hostCNs is the number of compute nodes on this rank's host (0: not
+	// asked yet).
+	hostCNs int
+}
+
+// HostCNs is the number of compute nodes that share this rank's host
+// (collective the first time; every rank must ask).
+func (j *Job) HostCNs() (int, error) {
+	if j.hostCNs > 0 {
+		return j.hostCNs, nil
+	}
+	me := []byte(hostname())
+	if j.Opts.Local {
+		me = []byte("in-process")
+	}
+	if j.Role != spmd.CN {
+		me = nil
+	}
+	all, err := j.Comm.AllGather(me)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, h := range all {
+		if len(h) > 0 && string(h) == string(me) {
+			n++
+		}
+	}
+	j.hostCNs = max(1, n)
+	return j.hostCNs, nil
 }
 
 // Logf prints a progress line on stderr when --verbose is set, from every

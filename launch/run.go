@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -45,6 +46,7 @@ type runFlags struct {
 	undirected  bool
 	weighted    bool
 	dense       float64
+	pull        float64
 	alpha       float64
 	nic         string
 	mode        string
@@ -55,6 +57,7 @@ type runFlags struct {
 	noRefRD     bool
 	noValRD     bool
 	noPull      bool
+	noBottomUp  bool
 	refrdMin    uint32
 	mergeGap    string
 	refrdPuller bool
@@ -75,7 +78,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.Int64Var(&r.source, "source", 0, "BFS/SSSP source vertex (external id; default: the Graphalytics properties, else the vertex with the most out-edges)")
 	fs.IntVar(&r.iterations, "iterations", 0, "PageRank iterations (default: the properties, else 20)")
 	fs.Float64Var(&r.damping, "damping", 0, "PageRank damping factor (default: the properties, else 0.85)")
-	fs.IntVar(&r.workers, "workers", 0, "worker goroutines per compute node (default: its cores)")
+	fs.IntVar(&r.workers, "workers", 0, "worker goroutines per compute node (default: its host's cores shared among the compute nodes on the host)")
 	fs.IntVar(&r.inflight, "inflight", 1, "goroutines per worker, each with its own endpoint, keeping several batches in flight (raise it on fabrics with µs latency)")
 	fs.IntVar(&r.batch, "batch", 1024, "vertices per task claimed by a worker (at most one loading batch)")
 	fs.StringVar(&r.mnMem, "mn-mem", "", "pool size of each memory node, e.g. 8GiB (default: what the graph and mailboxes need plus 64 KiB)")
@@ -85,6 +88,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&r.undirected, "undirected", false, "treat the input as undirected (store every edge both ways)")
 	fs.BoolVar(&r.weighted, "weighted", false, "load edge weights (inputs without weights get deterministic synthetic weights in (0,1]); SSSP implies it")
 	fs.Float64Var(&r.dense, "dense-threshold", 20, "an iteration is dense when its active edges exceed |E|/`D`")
+	fs.Float64Var(&r.pull, "pull-threshold", 1.5, "a dense iteration gathers its local candidates at the destination (pull) when its active edges exceed |E|/`P`, else pushes them")
 	fs.StringVar(&r.nic, "nic-profile", verbs.DefaultProfile.Name, "NIC cost model that projects the counted operations to RDMA time: a profile name or lat=2us,iops=35M,qpiops=10M,bw=12.5GB/s")
 	fs.StringVar(&r.mode, "mode", rank.ModeDMG, "engine: dmg (the design), naive (plain CSR on DM, per-vertex reads, remote atomics) or famgraph (whole index and attributes on every CN)")
 	fs.BoolVar(&r.noInPlace, "no-inplace", false, "ablation: store every edge list out of place")
@@ -94,6 +98,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&r.noRefRD, "no-refrd", false, "ablation: no pass-by-reference redistribution")
 	fs.BoolVar(&r.noValRD, "no-valrd", false, "ablation: no pass-by-value redistribution")
 	fs.BoolVar(&r.noPull, "no-pull", false, "ablation: dense iterations push local candidates (a CAS per edge) instead of gathering them at the destination")
+	fs.BoolVar(&r.noBottomUp, "no-bottom-up", false, "ablation: dense traversal iterations (BFS) send their frontier's remote segments instead of checking remote in-neighbours against the other chunks' frontier bitmaps")
 	fs.Uint32Var(&r.refrdMin, "refrd-min", 256, "RefRD: segments of at least `T` edges for another CN are sent by reference")
 	fs.StringVar(&r.mergeGap, "merge-gap", "auto", "reads at most `SIZE` apart are merged into one (auto: the fabric's break-even, 32KiB on shm, 2KiB on RDMA NICs)")
 	fs.BoolVar(&r.refrdPuller, "refrd-puller", false, "RefRD: a goroutine per CN drains its mailbox while the push runs (pays when a CN has a core to spare)")
@@ -120,14 +125,25 @@ func runCmd(opts *Options, run func(body) int) *cobra.Command {
 }
 
 func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
+	workers := r.workers
+	if workers == 0 {
+		// A CN's share of its host's cores: compute nodes that share a
+		// host (one machine, or --local) would otherwise each start as
+		// many workers as the host has cores.
+		n, err := j.HostCNs()
+		if err != nil {
+			return job.Config{}, err
+		}
+		workers = max(1, runtime.NumCPU()/n)
+	}
 	cfg := job.Config{
 		Algo: r.algo, Graph: r.graph, KeepGraph: r.verify,
 		Csr:        csr.Options{Seed: r.seed, Undirected: r.undirected, Weighted: r.weighted},
 		Source:     uint64(r.source),
 		HasSource:  r.fs.Changed("source"),
 		Iterations: r.iterations, Damping: r.damping, Alpha: r.alpha,
-		Engine: rank.Config{Workers: r.workers, Inflight: r.inflight, Batch: r.batch, DenseDivisor: r.dense, Sync: j.Sync, Logf: j.Logf,
-			Mode: r.mode, NoMerge: r.noMerge, NoDoorbell: r.noDoorbell, NoCollab: r.noCollab, NoRefRD: r.noRefRD, NoValRD: r.noValRD, NoPull: r.noPull,
+		Engine: rank.Config{Workers: workers, Inflight: r.inflight, Batch: r.batch, DenseDivisor: r.dense, PullDivisor: r.pull, Sync: j.Sync, Logf: j.Logf,
+			Mode: r.mode, NoMerge: r.noMerge, NoDoorbell: r.noDoorbell, NoCollab: r.noCollab, NoRefRD: r.noRefRD, NoValRD: r.noValRD, NoPull: r.noPull, NoBottomUp: r.noBottomUp,
 			RefRDMin: r.refrdMin, RefRDPuller: r.refrdPuller, ValRDApply: r.valrdApply, HubDegree: r.hubDegree, NoSteal: r.noSteal, NoHubSplit: r.noHubSplit},
 		Layout: csr.LayoutConfig{EntrySize: r.entrySize, NoInPlace: r.noInPlace},
 	}
@@ -277,6 +293,7 @@ type runReport struct {
 	AtomicsPerEdge  float64          `json:"remote_atomics_per_edge"`
 	CPUNanosPerEdge float64          `json:"cn_cpu_ns_per_edge"`
 	CNCPUSeconds    float64          `json:"cn_cpu_s"`
+	MNCPUSeconds    float64          `json:"mn_cpu_s"`
 	ReverseBytes    []uint64         `json:"reverse_adjacency_bytes"`
 	Symmetric       bool             `json:"symmetric"`
 	Updates         update.Stats     `json:"updates"`
@@ -311,7 +328,7 @@ func newRunReport(j *Job, out *job.Outcome) *runReport {
 		r.Parameters.Source, r.Parameters.SourceFrom = &id, out.SourceFrom
 	}
 	r.Parameters.Iterations, r.Parameters.Damping = out.Params.Iterations, out.Params.Damping
-	r.CPUNanosPerEdge, r.CNCPUSeconds = out.Result.CPUNanosPerEdge, out.Result.CNCPUSeconds
+	r.CPUNanosPerEdge, r.CNCPUSeconds, r.MNCPUSeconds = out.Result.CPUNanosPerEdge, out.Result.CNCPUSeconds, out.Result.MNCPUSeconds
 	r.ReverseBytes, r.Symmetric = out.InBytes, out.Symmetric
 	r.Graph.Vertices, r.Graph.Edges = out.Vertices, out.Edges
 	if out.Meta != nil { // the CNs read the graph, the MNs only learn its shape
@@ -386,7 +403,7 @@ func (r *runReport) print(j *Job) {
 		hn(u.Candidates), hn(u.Local), hn(u.ValRD), hn(u.Combined), hn(u.RefRD), hn(u.RefItems), pulled, hn(u.Direct), hb(u.RDBytes), hn(u.Flushes), hn(u.Spills), r.AtomicsPerEdge, r.ValRDApply)
 	fmt.Fprintf(w, "workload: stage-1 imbalance %.3f (max/mean α|V|+|E| of the chunks), stage-2 tail ratio %.2f (max/median worker busy time), %s steals, hub threshold %d edges\n",
 		r.Balance.Imbalance, r.Balance.TailRatio, hn(r.Balance.Steals), r.Balance.HubDegree)
-	fmt.Fprintf(w, "modelled fabric time on %s: %.4fs; CN CPU %.2fs, %.1f ns per edge\n", r.NICProfile, r.ModeledFabricS, r.CNCPUSeconds, r.CPUNanosPerEdge)
+	fmt.Fprintf(w, "modelled fabric time on %s: %.4fs; CPU during compute: CNs %.2fs (%.1f ns per edge), MNs %.2fs\n", r.NICProfile, r.ModeledFabricS, r.CNCPUSeconds, r.CPUNanosPerEdge, r.MNCPUSeconds)
 	fmt.Fprintf(w, "memory: CN cache %s max per CN; MN used/pool %s\n", hb(r.CNCacheBytesMax), strings.Join(pools, ", "))
 	if r.Verified {
 		fmt.Fprintln(w, "verified: the serial verifier accepts the result")

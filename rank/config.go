@@ -53,6 +53,12 @@ type Config struct {
 	// DenseDivisor classifies an iteration as dense when its active edges
 	// exceed |E|/DenseDivisor (Ligra's 20 by default).
 	DenseDivisor float64
+	// PullDivisor: a dense iteration pulls its local candidates when its
+	// active edges exceed |E|/PullDivisor (default 1.5), else it pushes
+	// them; the pull reads every local in-list through the fabric, the
+	// push only the active vertices' (see docs/design.md). Traversals pull
+	// whenever dense: the pull skips reached vertices.
+	PullDivisor float64
 	// Ablations of --mode dmg, one part of the design off each.
 	NoMerge    bool // one READ per entry and per list, no merging of neighbours
 	NoDoorbell bool // every operation its own doorbell and round trip
@@ -60,6 +66,7 @@ type Config struct {
 	NoRefRD    bool // no pass-by-reference redistribution
 	NoValRD    bool // no pass-by-value redistribution
 	NoPull     bool // dense iterations push local candidates too (a CAS per edge)
+	NoBottomUp bool // dense traversal iterations push their frontier's remote segments instead of checking remote in-neighbours against the other chunks' frontier bitmaps
 	// RefRDMin is the segment length T from which a segment for another
 	// chunk is sent by reference instead of fetched (default 256 edges,
 	// see docs/design.md).
@@ -109,6 +116,9 @@ func (c *Config) EnsureDefaults() {
 	if c.DenseDivisor == 0 {
 		c.DenseDivisor = 20
 	}
+	if c.PullDivisor == 0 {
+		c.PullDivisor = 1.5
+	}
 	if c.RefRDMin == 0 {
 		c.RefRDMin = 256
 	}
@@ -129,8 +139,8 @@ func (c *Config) Validate() error {
 	if _, err := parseMode(c.Mode); err != nil {
 		return err
 	}
-	if c.Mode != ModeDMG && (c.NoMerge || c.NoDoorbell || c.NoCollab || c.NoRefRD || c.NoValRD || c.NoPull) {
-		return paramErrorf("the ablation flags (--no-merge, --no-doorbell, --no-collab, --no-refrd, --no-valrd, --no-pull) apply to --mode dmg only")
+	if c.Mode != ModeDMG && (c.NoMerge || c.NoDoorbell || c.NoCollab || c.NoRefRD || c.NoValRD || c.NoPull || c.NoBottomUp) {
+		return paramErrorf("the ablation flags (--no-merge, --no-doorbell, --no-collab, --no-refrd, --no-valrd, --no-pull, --no-bottom-up) apply to --mode dmg only")
 	}
 	switch c.ValRDApply {
 	case "cn", "mn", "auto":
@@ -139,6 +149,9 @@ func (c *Config) Validate() error {
 	}
 	if math.IsNaN(c.DenseDivisor) || math.IsInf(c.DenseDivisor, 0) || c.DenseDivisor <= 0 {
 		return paramErrorf("--dense-threshold %v; expected a finite number > 0", c.DenseDivisor)
+	}
+	if math.IsNaN(c.PullDivisor) || math.IsInf(c.PullDivisor, 0) || c.PullDivisor <= 0 {
+		return paramErrorf("--pull-threshold %v; expected a finite number > 0", c.PullDivisor)
 	}
 	if c.MergeGap < 0 {
 		return paramErrorf("read merge gap %d; expected ≥ 0", c.MergeGap)
@@ -166,7 +179,7 @@ func (c *Config) Ablations() []string {
 		on   bool
 		name string
 	}{{c.NoMerge, "--no-merge"}, {c.NoDoorbell, "--no-doorbell"}, {c.NoCollab, "--no-collab"}, {c.NoRefRD, "--no-refrd"},
-		{c.NoValRD, "--no-valrd"}, {c.NoPull, "--no-pull"}, {c.NoSteal, "--no-steal"}, {c.NoHubSplit, "--no-hubsplit"}} {
+		{c.NoValRD, "--no-valrd"}, {c.NoPull, "--no-pull"}, {c.NoBottomUp, "--no-bottom-up"}, {c.NoSteal, "--no-steal"}, {c.NoHubSplit, "--no-hubsplit"}} {
 		if f.on {
 			out = append(out, f.name)
 		}

@@ -1,6 +1,8 @@
 package rank
 
 import (
+	"slices"
+
 	"github.com/pkg/errors"
 
 	"github.com/dmg-hpc/dmg/algo"
@@ -21,15 +23,34 @@ func (dmgMode) plain() bool    { return false }
 
 func (dmgMode) reserve(c StoreConfig, cm []int) uint64 {
 	valCap, refCap := c.mailboxSizes()
-	return update.Reserve(c.Bounds, cm, c.NumMN, valCap, refCap, update.ValBlocks(valCap, c.Senders))
+	r := update.Reserve(c.Bounds, cm, c.NumMN, valCap, refCap, update.ValBlocks(valCap, c.Senders))
+	per := make([]uint64, c.NumMN)
+	for k, m := range cm {
+		per[m] += bitmapBytes(c.Bounds[k+1] - c.Bounds[k])
+	}
+	return r + slices.Max(per)
 }
 
 func (dmgMode) place(st *Store, c StoreConfig, start []uint64) error {
 	valCap, refCap := c.mailboxSizes()
-	mb, _, err := update.PlanMailboxes(c.Bounds, st.Out.ChunkMN, start, valCap, refCap, update.ValBlocks(valCap, c.Senders))
+	mb, end, err := update.PlanMailboxes(c.Bounds, st.Out.ChunkMN, start, valCap, refCap, update.ValBlocks(valCap, c.Senders))
+	if err != nil {
+		return err
+	}
 	st.mb = mb
-	return err
+	// Each chunk's frontier bitmap, for the bottom-up step of traversals.
+	st.bits = make([]verbs.Addr, len(st.Out.ChunkMN))
+	for k, m := range st.Out.ChunkMN {
+		if st.bits[k], err = verbs.MakeAddr(m, end[m]); err != nil {
+			return err
+		}
+		end[m] += bitmapBytes(c.Bounds[k+1] - c.Bounds[k])
+	}
+	return nil
 }
+
+// bitmapBytes is the size of a frontier bitmap of n vertices on DM.
+func bitmapBytes(n uint32) uint64 { return 8 * ((uint64(n) + 63) / 64) }
 
 func (dmgMode) fetcher(wk *worker) (fetcher, error) { return newDMGFetcher(wk), nil }
 

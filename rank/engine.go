@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"encoding/binary"
 	"math"
 	"time"
 
@@ -67,6 +68,11 @@ type engine struct {
 
 	pull   *puller
 	pullEP verbs.Endpoint
+	// remote is the other chunks' frontier bitmaps, read for the bottom-up
+	// step of traversals; trav is the candidate every frontier vertex
+	// sends in this iteration (a traversal's candidates are all equal).
+	remote []uint64
+	trav   uint64
 
 	// The phase functions, made once so a phase allocates nothing.
 	pushFn, applyFn func(int) error
@@ -81,15 +87,19 @@ type engine struct {
 
 // plan is what one iteration does.
 type plan struct {
-	index   int
-	dense   bool
-	pull    bool // dense and the mode pulls: local candidates are gathered at the destination
-	pullIn  bool // the pull reads the in-layout (directed graph); else the out-lists
-	remote  remotePath
-	refrd   bool   // long segments for other chunks go by reference
-	valrd   bool   // other segments go by value
-	valrdAt string // who applies ValRD pairs: "cn" or "mn" ("" when none are sent)
-	sparseT bool   // tasks index the frontier list
+	index  int
+	dense  bool
+	pull   bool // dense and the mode pulls: local candidates are gathered at the destination
+	pullIn bool // the pull reads the in-layout (directed graph); else the out-lists
+	// bottomUp: a dense traversal iteration in which every unreached
+	// vertex checks all its in-neighbours, the remote ones against their
+	// chunks' frontier bitmaps, and the frontier sends nothing.
+	bottomUp bool
+	remote   remotePath
+	refrd    bool   // long segments for other chunks go by reference
+	valrd    bool   // other segments go by value
+	valrdAt  string // who applies ValRD pairs: "cn" or "mn" ("" when none are sent)
+	sparseT  bool   // tasks index the frontier list
 }
 
 // laneSum is one worker's part of the apply's job-wide sums.
@@ -169,7 +179,7 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, pull
 	for it := 0; it < maxIter && (e.spec.Iterations > 0 || sums.activeV > 0); it++ {
 		t0 := time.Now()
 		dense := e.spec.AllActive || float64(sums.activeE) > float64(st.Out.Edges)/cfg.DenseDivisor
-		e.plan(it, dense)
+		e.plan(it, dense, float64(sums.activeE) > float64(st.Out.Edges)/cfg.PullDivisor)
 		s := IterStats{Dense: dense, ActiveVertices: sums.activeV, ActiveEdges: sums.activeE, Update: e.it.remote.String(), ValRDAt: e.it.valrdAt}
 		if sums, err = e.iterate(sums, &s); err != nil {
 			return nil, err
@@ -201,6 +211,12 @@ func (e *engine) iterate(prev sums, s *IterStats) (sums, error) {
 	*ph = phaseTimes{}
 	var err error
 	t := time.Now()
+	if e.it.bottomUp {
+		// Every CN's frontier bitmap on DM before any CN reads them.
+		if err := sync(e.shareFrontier(), nil); err != nil {
+			return sums{}, err
+		}
+	}
 	if e.cn {
 		err = e.push()
 	}
@@ -245,12 +261,19 @@ func (e *engine) iterate(prev sums, s *IterStats) (sums, error) {
 	return next, nil
 }
 
-// plan decides what iteration it does and readies the frontier and tasks.
-func (e *engine) plan(it int, dense bool) {
+// plan decides what iteration it does and readies the frontier and tasks:
+// dense or sparse (the remote path), and, when dense, whether the local
+// candidates are pulled (busy: most edges active).
+func (e *engine) plan(it int, dense, busy bool) {
 	c := &e.cfg
 	p := plan{index: it, dense: dense, remote: e.mode.remote(c, dense)}
-	p.pull = dense && e.mode.pulls(c, e.spec)
+	p.pull = dense && (busy || e.spec.Traversal || e.spec.AllActive) && e.mode.pulls(c, e.spec)
 	p.pullIn = p.pull && e.st.In != nil
+	p.bottomUp = p.pull && e.spec.Traversal && !c.NoBottomUp && e.st.bits != nil && e.stats.prev.hasTrav
+	e.trav = e.stats.prev.trav
+	if p.bottomUp {
+		p.remote = viaDirect // nothing is sent; what a sparse push would
+	}
 	if p.remote == viaMailboxes {
 		// Custom edge maps go by value: their candidates need the kernel,
 		// which the sender has.
@@ -345,4 +368,66 @@ func f64(x uint64) float64 { return math.Float64frombits(x) }
 // errRefSegment is a RefRD segment whose destinations are not the owner's.
 func errRefSegment(it update.RefItem, lo, hi uint32) error {
 	return errors.Errorf("rank: RefRD segment at %v from vertex %d is not %d sorted destinations of chunk [%d, %d) (corrupt store or mailbox)", it.Seg, it.Src, it.Edges, lo, hi)
+}
+
+// shareFrontier writes the own chunk's frontier bitmap to DM (the
+// bottom-up step reads the other chunks' after the barrier that follows).
+func (e *engine) shareFrontier() error {
+	if !e.cn {
+		return nil
+	}
+	e.front.asBits()
+	wk := e.wks[0]
+	wk.bytes = u64Bytes(wk.bytes[:0], e.front.bits)
+	return verbs.WriteBulk(wk.ep, e.st.bits[e.me], wk.bytes)
+}
+
+// readFrontiers reads the other chunks' frontier bitmaps into e.remote (a
+// bitmap over every vertex; the own chunk's bits are left clear).
+func (e *engine) readFrontiers() error {
+	b := e.st.Out.Config.Bounds
+	if e.remote == nil {
+		e.remote = make([]uint64, (e.st.N()+63)/64+1)
+	}
+	wk := e.wks[0]
+	for k := range len(b) - 1 {
+		if k == e.me || b[k] == b[k+1] {
+			continue
+		}
+		n := bitmapBytes(b[k+1] - b[k])
+		wk.bytes = grow(wk.bytes, int(n))
+		if err := verbs.ReadBulk(wk.ep, wk.bytes, e.st.bits[k]); err != nil {
+			return err
+		}
+		// Chunk k's bit i is vertex b[k]+i: shift the words into place.
+		orBits(e.remote, b[k], wk.bytes, b[k+1]-b[k])
+	}
+	return nil
+}
+
+// orBits sets in dst (a bitmap over every vertex) the n bits of the
+// little-endian bitmap src, from vertex lo on.
+func orBits(dst []uint64, lo uint32, src []byte, n uint32) {
+	for i := uint32(0); i < n; i += 64 {
+		w := binary.LittleEndian.Uint64(src[i/8:])
+		if m := n - i; m < 64 {
+			w &= 1<<m - 1
+		}
+		if w == 0 {
+			continue
+		}
+		at := lo + i
+		dst[at/64] |= w << (at % 64)
+		if s := at % 64; s != 0 {
+			dst[at/64+1] |= w >> (64 - s)
+		}
+	}
+}
+
+// u64Bytes appends words as DM stores them.
+func u64Bytes(b []byte, w []uint64) []byte {
+	for _, x := range w {
+		b = binary.LittleEndian.AppendUint64(b, x)
+	}
+	return b
 }

@@ -268,6 +268,8 @@ func variants() []variant {
 		{name: "naive", engine: rank.Config{Mode: rank.ModeNaive}},
 		{name: "famgraph", engine: rank.Config{Mode: rank.ModeFAMGraph}},
 		{name: "no-pull", engine: rank.Config{NoPull: true}},
+		{name: "no-bottom-up", engine: rank.Config{NoBottomUp: true}},
+		{name: "pull-always", engine: rank.Config{PullDivisor: 1e12}},
 		{name: "no-collab", engine: rank.Config{NoCollab: true}},
 		{name: "no-refrd", engine: rank.Config{NoRefRD: true}},
 		{name: "no-valrd", engine: rank.Config{NoValRD: true}},

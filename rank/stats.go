@@ -2,6 +2,7 @@ package rank
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -75,8 +76,9 @@ type Result struct {
 	// CPUNanosPerEdge is the CN processes' CPU time during compute over
 	// the edges processed (0 where the platform does not tell CPU time).
 	CPUNanosPerEdge float64
-	// CNCPUSeconds is the CPU time of every CN process during compute.
-	CNCPUSeconds float64
+	// CNCPUSeconds and MNCPUSeconds are the CPU time of every CN and MN
+	// process during compute (an MN's includes its fabric progress).
+	CNCPUSeconds, MNCPUSeconds float64
 }
 
 // sums is what a boundary's all-reduce tells every rank.
@@ -93,9 +95,14 @@ type sums struct {
 	steals           uint64
 	cacheMax         uint64
 	cpu              float64 // CN CPU seconds so far
+	mnCPU            float64 // MN CPU seconds so far
 	tailJob          float64 // Σ max / Σ median so far, the worst CN
 	push, apply      float64 // the slowest CN's phases this iteration
 	wait             float64
+	// trav is the contribution of some frontier vertex (traversals: all
+	// are equal), for the bottom-up step.
+	trav    uint64
+	hasTrav bool
 }
 
 // statsState is what a rank keeps between boundaries.
@@ -151,6 +158,9 @@ const (
 	sPush
 	sApply
 	sWait
+	sTravHas // the CN has an active vertex, whose contribution is
+	sTravLo  // this (low 32 bits)
+	sTravHi  // and this (high 32 bits)
 	numCNSlots
 )
 
@@ -159,7 +169,8 @@ const (
 const (
 	mCounters = 0
 	mApply    = verbs.NumCounterFields
-	numMNVals = mApply + 1
+	mCPU      = mApply + 1
+	numMNVals = mCPU + 1
 )
 
 func (e *engine) vecLen() int {
@@ -186,6 +197,7 @@ func (e *engine) boundary(err error, first bool) (sums, error) {
 	}
 	if !e.cn {
 		v[e.mnVal(e.w.Index, mApply)] = st.mnApplySeconds
+		v[e.mnVal(e.w.Index, mCPU)] = processCPUSeconds() - st.cpuStart
 		st.updates.Put(v[vUpdates : vUpdates+update.NumStats])
 	}
 	if serr := e.cfg.Sync(err, v); serr != nil {
@@ -258,6 +270,11 @@ func (e *engine) fillCN(v []float64, first bool) {
 	v[e.cnSlot(e.me, sPush)] = st.phase.push.Seconds()
 	v[e.cnSlot(e.me, sApply)] = st.phase.apply.Seconds()
 	v[e.cnSlot(e.me, sWait)] = st.phase.wait.Seconds()
+	if c, ok := e.someContribution(); ok {
+		v[e.cnSlot(e.me, sTravHas)] = 1
+		v[e.cnSlot(e.me, sTravLo)] = float64(uint32(c))
+		v[e.cnSlot(e.me, sTravHi)] = float64(c >> 32)
+	}
 }
 
 func putCounters(v []float64, c verbs.Counters) {
@@ -307,6 +324,7 @@ func (e *engine) readSums(v []float64) sums {
 	for mn := range e.w.Roles.MN {
 		consider(p.NICTime(getCounters(v[e.mnVal(mn, mCounters):])), 3, mn, 0)
 		s.mnApply = max(s.mnApply, v[e.mnVal(mn, mApply)])
+		s.mnCPU += v[e.mnVal(mn, mCPU)]
 	}
 	switch kind {
 	case 1:
@@ -317,6 +335,13 @@ func (e *engine) readSums(v []float64) sums {
 		s.bottleneck = fmt.Sprintf("mn %d nic", who)
 	}
 	s.tailJob = max(1, worstTail)
+	for cn := range e.w.Roles.CN {
+		if v[e.cnSlot(cn, sTravHas)] != 0 {
+			s.trav = uint64(v[e.cnSlot(cn, sTravLo)]) | uint64(v[e.cnSlot(cn, sTravHi)])<<32
+			s.hasTrav = true
+			break
+		}
+	}
 	return s
 }
 
@@ -395,7 +420,7 @@ func (e *engine) finish(res *Result) error {
 	}
 	res.TailRatio, res.Steals, res.MaxCacheBytes = last.tailJob, last.steals, last.cacheMax
 	res.HubDegree = e.cfg.HubDegree
-	res.CNCPUSeconds = last.cpu
+	res.CNCPUSeconds, res.MNCPUSeconds = last.cpu, last.mnCPU
 	var edges uint64
 	for _, it := range res.Iterations {
 		edges += it.ActiveEdges
@@ -433,4 +458,25 @@ func (e *engine) cacheBytes() uint64 {
 	n := uint64(e.hi - e.lo)
 	b := n*(8+8+8+4) + 8*uint64(len(e.front.bits)) + 8*uint64(len(e.reached))
 	return b + e.mode.cacheBytes(e)
+}
+
+// someContribution is the contribution of one active vertex of the own
+// chunk (traversals only: they are all equal).
+func (e *engine) someContribution() (uint64, bool) {
+	if !e.spec.Traversal {
+		return 0, false
+	}
+	f := e.front
+	if !f.dense {
+		if len(f.list) == 0 {
+			return 0, false
+		}
+		return e.contrib[f.list[0]-e.lo], true
+	}
+	for i, w := range f.bits {
+		if w != 0 {
+			return e.contrib[uint32(i*64+bits.TrailingZeros64(w))], true
+		}
+	}
+	return 0, false
 }

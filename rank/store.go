@@ -30,9 +30,10 @@ type Store struct {
 	// In is the in-adjacency (each list sorted by source, segments by
 	// source chunk), for the pull on directed graphs; nil when the graph is
 	// symmetric (out-lists are in-lists) or the engine does not pull.
-	In  *csr.Layout
-	mb  *update.Mailboxes // dmg mode
-	fam *famRegions       // famgraph mode
+	In   *csr.Layout
+	mb   *update.Mailboxes // dmg mode
+	bits []verbs.Addr      // dmg mode: each chunk's frontier bitmap
+	fam  *famRegions       // famgraph mode
 }
 
 // N is the number of vertices.

@@ -72,6 +72,12 @@ const (
 func (e *engine) need(v uint32) uint8 {
 	var n uint8
 	i := v - e.lo
+	if e.it.bottomUp { // only the unreached work: they look for a parent
+		if e.reached.has(i) || (!e.it.pullIn && e.deg[i] == 0) {
+			return 0
+		}
+		return needPull
+	}
 	if e.it.sparseT { // the task is a run of the frontier list
 		if e.deg[i] == 0 {
 			return 0
@@ -141,6 +147,9 @@ func (wk *worker) fetchSeg(a *adj, k int, n uint32) (fetch, byRef bool) {
 	if n == 0 {
 		return false, false
 	}
+	if e.it.bottomUp { // the whole in-list of an unreached vertex
+		return a.need&needPull != 0 && (a.in || !e.it.pullIn), false
+	}
 	if k == e.me {
 		switch {
 		case a.in:
@@ -189,6 +198,9 @@ func (wk *worker) visit(a *adj) error {
 			if err := wk.handle(a, k, seg, ws); err != nil {
 				return err
 			}
+			if wk.e.it.bottomUp && wk.e.acc[a.v-wk.e.lo] != wk.e.op.Identity() {
+				return nil // a parent is found
+			}
 		}
 	}
 	return nil
@@ -206,6 +218,9 @@ func (wk *worker) visitCut(a *adj) error {
 		if fetch, _ := wk.fetchSeg(a, k, uint32(j-i)); fetch {
 			if err := wk.handle(a, k, dst[i:j], weights(a.w, uint32(i), uint32(j-i))); err != nil {
 				return err
+			}
+			if wk.e.it.bottomUp && wk.e.acc[a.v-wk.e.lo] != wk.e.op.Identity() {
+				return nil // a parent is found
 			}
 		}
 		i = j
@@ -230,6 +245,10 @@ func weights(w []float32, off, n uint32) []float32 {
 func (wk *worker) handle(a *adj, k int, seg []uint32, ws []float32) error {
 	e := wk.e
 	n := uint64(len(seg))
+	if e.it.bottomUp && k != e.me {
+		wk.parentIn(a, seg)
+		return nil
+	}
 	if k == e.me {
 		if a.in || e.it.pull {
 			wk.pull(a, seg, ws)
@@ -300,6 +319,22 @@ func (wk *worker) pull(a *adj, src []uint32, ws []float32) {
 	e.acc[i] = e.op.Gather(e.acc[i], e.contrib, e.lo, src, ws, e.spec.Traversal)
 }
 
+// parentIn is the bottom-up step over in-neighbours in another chunk: the
+// first one in its chunk's frontier gives the traversal's candidate.
+func (wk *worker) parentIn(a *adj, src []uint32) {
+	e := wk.e
+	for i, u := range src {
+		if e.remote[u/64]&(1<<(u%64)) != 0 {
+			wk.stats.Candidates += uint64(i + 1)
+			wk.stats.Pulled += uint64(i + 1)
+			e.op.FoldAtomic(&e.acc[a.v-e.lo], e.trav)
+			return
+		}
+	}
+	wk.stats.Candidates += uint64(len(src))
+	wk.stats.Pulled += uint64(len(src))
+}
+
 // sendRef sends the m edges of segment k from list position pos by
 // reference.
 func (wk *worker) sendRef(a *adj, k int, pos, m uint32) error {
@@ -311,6 +346,11 @@ func (wk *worker) sendRef(a *adj, k int, pos, m uint32) error {
 // push is the push phase: every worker takes tasks until none are left,
 // then sends what it still holds.
 func (e *engine) push() error {
+	if e.it.bottomUp {
+		if err := e.readFrontiers(); err != nil {
+			return err
+		}
+	}
 	if e.it.remote == viaMailboxes && e.it.refrd && e.pullEP != nil {
 		var err error
 		if e.pull, err = e.startPuller(); err != nil {

@@ -285,16 +285,19 @@ func (n *Network) Check(a verbs.Addr, size int) error { return verbs.CheckRange(
 
 func (n *Network) Pool() []byte { return n.pool }
 
-// GapBytes is verbs.GapCost: measured with dmg bench verbs on shm, an
-// operation costs about 3 µs of a core (a system call and the provider's
-// bookkeeping) and a KiB about 0.15 µs, so gaps up to 32 KiB are cheaper to
-// read; tcp adds a socket round trip per batch (64 KiB); an RDMA NIC
-// (verbs, efa, cxi, ...) handles about 10 M operations/s per queue pair at
-// 12.5 GB/s, which prices an operation at about 1.25 KiB (2 KiB here).
+// GapBytes is verbs.GapCost. On shm an operation costs about 2–3 µs of a
+// core (a system call and the provider's bookkeeping, on the CN and on the
+// MN, whose progress thread does the copy) and a KiB about 0.15–0.3 µs
+// when the copies compete with the engine for the cores: 16 KiB (kernels
+// on kron:20 ran alike from 4 to 16 KiB, slower at 1 and 32; see
+// docs/design.md); tcp adds a socket round trip per batch (64 KiB); an
+// RDMA NIC (verbs, efa, cxi, ...) handles about 10 M operations/s per
+// queue pair at 12.5 GB/s, which prices an operation at about 1.25 KiB
+// (2 KiB here).
 func (n *Network) GapBytes() int {
 	switch {
 	case strings.HasPrefix(n.provider, "shm"):
-		return 32 << 10
+		return 16 << 10
 	case strings.HasPrefix(n.provider, "tcp"), strings.HasPrefix(n.provider, "sockets"), strings.HasPrefix(n.provider, "udp"):
 		return 64 << 10
 	}
