@@ -38,13 +38,16 @@ type Sender struct {
 	enc    []byte // big-endian machines: pairs encoded for a WRITE
 }
 
-// valBuf is one target's ValRD state: the pairs (destinations and
-// candidates in two arrays, as the blocks hold them), their table, and the
-// mailbox block they go to.
+// valBuf is one target's ValRD state: a direct-mapped table that combines
+// the candidates per destination (one random access per candidate, no Go
+// map), the pairs it evicted on collisions waiting to be written
+// (destinations and candidates in two arrays, as the blocks hold them),
+// and the mailbox block they go to.
 type valBuf struct {
+	tbl  []slotPair
+	mask uint32
 	dst  []uint32
 	val  []uint64
-	comb combiner
 	blk  uint64 // offset of the current block in the mailbox's records, or noBlock
 	n    uint64 // records written into it
 	full bool   // a reservation failed: the mailbox is full until the iteration ends
@@ -52,10 +55,20 @@ type valBuf struct {
 
 const noBlock = ^uint64(0)
 
+// slotPair is a table slot: a destination (emptySlot when free) and the
+// combination of its candidates.
+type slotPair struct {
+	d uint32
+	v uint64
+}
+
+// emptySlot marks a free slot: no vertex has this id (csr.MaxVertices).
+const emptySlot = ^uint32(0)
+
 // SenderConfig tunes a Sender.
 type SenderConfig struct {
-	// Pairs and Items bound each per-target buffer (defaults 4096 pairs,
-	// 1024 items).
+	// Pairs is each target's combining table (a power of two from it;
+	// default 4096) and Items its RefRD buffer (default 1024).
 	Pairs, Items int
 	// RecordBytes and Weighted describe the edge records of the layout
 	// (needed to spill RefRD items).
@@ -79,9 +92,14 @@ func NewSender(ep verbs.Endpoint, op reduce.Op, mb *Mailboxes, direct *Direct, c
 	c := len(mb.Val)
 	s := &Sender{ep: ep, at: direct.at, op: op, mb: mb, direct: direct, cfg: cfg, stats: stats,
 		val: make([]valBuf, c), ref: make([][]byte, c), prev: make([]uint64, 2*c), commit: make([]uint64, c), hdr: make([]byte, 8*c)}
-	bits := tableBits(cfg.Pairs)
+	bits := tableBits(cfg.Pairs) - 1
+	out := max(64, min(cfg.Pairs, 8192))
 	for k := range s.val {
-		s.val[k] = valBuf{dst: make([]uint32, 0, cfg.Pairs), val: make([]uint64, 0, cfg.Pairs), comb: newCombiner(bits), blk: noBlock}
+		b := valBuf{tbl: make([]slotPair, 1<<bits), mask: 1<<bits - 1, dst: make([]uint32, 0, out), val: make([]uint64, 0, out), blk: noBlock}
+		for i := range b.tbl {
+			b.tbl[i].d = emptySlot
+		}
+		s.val[k] = b
 		s.ref[k] = make([]byte, 0, cfg.Items*RefRec)
 	}
 	return s
@@ -107,14 +125,18 @@ func (s *Sender) ValSegment(k int, dst []uint32, w []float32, c uint64, cands []
 		case weighted:
 			cand = s.op.Candidate(c, w[i])
 		}
-		slot := &b.comb.slot[v&b.comb.mask]
-		if p := int(*slot); p >= 0 && p < len(b.dst) && b.dst[p] == v {
-			b.val[p] = s.op.Combine(b.val[p], cand)
+		p := &b.tbl[v&b.mask]
+		switch p.d {
+		case v:
+			p.v = s.op.Combine(p.v, cand)
 			s.stats.Combined++
 			continue
+		case emptySlot:
+			p.d, p.v = v, cand
+			continue
 		}
-		*slot = int32(len(b.dst))
-		b.dst, b.val = append(b.dst, v), append(b.val, cand)
+		b.dst, b.val = append(b.dst, p.d), append(b.val, p.v) // evicted
+		p.d, p.v = v, cand
 		if len(b.dst) == cap(b.dst) {
 			if err := s.sendVal(k, false); err != nil {
 				return err
@@ -204,7 +226,19 @@ func (s *Sender) Ref(k int, it RefItem) error {
 // (at the end of the worker's work in an iteration).
 func (s *Sender) Flush() error {
 	for k := range s.val {
-		if len(s.val[k].dst) > 0 || s.val[k].blk != noBlock {
+		b := &s.val[k]
+		for i := range b.tbl {
+			if p := &b.tbl[i]; p.d != emptySlot {
+				b.dst, b.val = append(b.dst, p.d), append(b.val, p.v)
+				p.d = emptySlot
+				if len(b.dst) == cap(b.dst) {
+					if err := s.sendVal(k, false); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if len(b.dst) > 0 || b.blk != noBlock {
 			if err := s.sendVal(k, true); err != nil {
 				return err
 			}
