@@ -240,11 +240,36 @@ func (f *dmgFetcher) wants(s int, nd uint8) bool {
 func (sd *side) prepare(n int) {
 	size := sd.l.Codec.Size
 	sd.ents = grow(sd.ents, n*size)
-	sd.dec = grow(sd.dec, n)
+	if cap(sd.dec) < n {
+		sd.dec = newEntries(sd.l.Codec, max(n, 2*cap(sd.dec)))
+	}
+	sd.dec = sd.dec[:n]
 	sd.used = grow(sd.used, n)
 	clear(sd.used)
 	sd.at = grow(sd.at, n)
 	sd.size = grow(sd.size, n)
+}
+
+// newEntries makes n entries whose slices already hold the most any entry
+// of codec c decodes into (its in-place lists, its segment lengths), carved
+// from three arrays: decoding never allocates, whichever kinds of entry a
+// slot sees from one task to the next.
+func newEntries(c csr.EntryCodec, n int) []csr.Entry {
+	k, segs := c.InPlaceCap(), c.Chunks
+	dst, seg := make([]uint32, n*k), make([]uint32, n*segs)
+	var wts []float32
+	if c.Weighted {
+		wts = make([]float32, n*k)
+	}
+	ents := make([]csr.Entry, n)
+	for i := range ents {
+		ents[i].Dst = dst[i*k : i*k : (i+1)*k]
+		ents[i].Segments = seg[i*segs : i*segs : (i+1)*segs]
+		if wts != nil {
+			ents[i].Weights = wts[i*k : i*k : (i+1)*k]
+		}
+	}
+	return ents
 }
 
 // setAdj describes the vertex's list to the visitor (and to fetchSeg).

@@ -100,6 +100,11 @@ type plan struct {
 	valrd    bool   // other segments go by value
 	valrdAt  string // who applies ValRD pairs: "cn" or "mn" ("" when none are sent)
 	sparseT  bool   // tasks index the frontier list
+	// skipIdle: the pull tests the frontier's bitmap before it loads a
+	// source's contribution. It pays when the frontier holds few of the
+	// vertices (most loads would miss the cache for an identity); with a
+	// large frontier the test's branch costs more than it saves.
+	skipIdle bool
 }
 
 // laneSum is one worker's part of the apply's job-wide sums.
@@ -179,7 +184,7 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, pull
 	for it := 0; it < maxIter && (e.spec.Iterations > 0 || sums.activeV > 0); it++ {
 		t0 := time.Now()
 		dense := e.spec.AllActive || float64(sums.activeE) > float64(st.Out.Edges)/cfg.DenseDivisor
-		e.plan(it, dense, float64(sums.activeE) > float64(st.Out.Edges)/cfg.PullDivisor)
+		e.plan(it, dense, float64(sums.activeE) > float64(st.Out.Edges)/cfg.PullDivisor, sums.activeV < uint64(st.N())/4)
 		s := IterStats{Dense: dense, ActiveVertices: sums.activeV, ActiveEdges: sums.activeE, Update: e.it.remote.String(), ValRDAt: e.it.valrdAt}
 		if sums, err = e.iterate(sums, &s); err != nil {
 			return nil, err
@@ -264,9 +269,9 @@ func (e *engine) iterate(prev sums, s *IterStats) (sums, error) {
 // plan decides what iteration it does and readies the frontier and tasks:
 // dense or sparse (the remote path), and, when dense, whether the local
 // candidates are pulled (busy: most edges active).
-func (e *engine) plan(it int, dense, busy bool) {
+func (e *engine) plan(it int, dense, busy, few bool) {
 	c := &e.cfg
-	p := plan{index: it, dense: dense, remote: e.mode.remote(c, dense)}
+	p := plan{index: it, dense: dense, remote: e.mode.remote(c, dense), skipIdle: few && !e.spec.AllActive}
 	p.pull = dense && (busy || e.spec.Traversal || e.spec.AllActive) && e.mode.pulls(c, e.spec)
 	p.pullIn = p.pull && e.st.In != nil
 	p.bottomUp = p.pull && e.spec.Traversal && !c.NoBottomUp && e.st.bits != nil && e.stats.prev.hasTrav

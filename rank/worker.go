@@ -309,14 +309,18 @@ func (wk *worker) pull(a *adj, src []uint32, ws []float32) {
 	wk.stats.Candidates += uint64(len(src))
 	wk.stats.Local += uint64(len(src))
 	wk.stats.Pulled += uint64(len(src))
+	var active []uint64 // every source, or the frontier's bitmap
+	if e.it.skipIdle && e.front.dense {
+		active = e.front.bits
+	}
 	if a.from > 0 || a.to < a.deg || e.pull != nil {
-		r := e.op.Gather(e.op.Identity(), e.contrib, e.lo, src, ws, e.spec.Traversal)
+		r := e.op.Gather(e.op.Identity(), e.contrib, active, e.lo, src, ws, e.spec.Traversal)
 		if r != e.op.Identity() {
 			e.op.FoldAtomic(&e.acc[i], r)
 		}
 		return
 	}
-	e.acc[i] = e.op.Gather(e.acc[i], e.contrib, e.lo, src, ws, e.spec.Traversal)
+	e.acc[i] = e.op.Gather(e.acc[i], e.contrib, active, e.lo, src, ws, e.spec.Traversal)
 }
 
 // parentIn is the bottom-up step over in-neighbours in another chunk: the

@@ -249,7 +249,16 @@ func (o Op) FoldAtomic(a *uint64, v uint64) { o.casReduce(a, v) }
 // destination. Inactive sources hold the identity, which the reduction
 // ignores. With first (traversals), it stops at the first source whose
 // contribution is not the identity, all candidates being equal.
-func (o Op) Gather(acc uint64, contrib []uint64, base uint32, src []uint32, w []float32, first bool) uint64 {
+//
+// active, when not nil, is the bitmap of the active sources (bit u-base):
+// the inactive ones are skipped before their contribution is loaded. The
+// bitmap is 64 times smaller than the contributions and stays in cache,
+// where a chunk's contributions do not: on a kron:20 chunk the load of
+// contrib[u-base] is nine tenths of the loop's time.
+func (o Op) Gather(acc uint64, contrib []uint64, active []uint64, base uint32, src []uint32, w []float32, first bool) uint64 {
+	if active != nil {
+		return o.gatherActive(acc, contrib, active, base, src, w, first)
+	}
 	if first {
 		for i, u := range src {
 			if c := contrib[u-base]; c != o.identity {
@@ -302,6 +311,24 @@ func (o Op) Gather(acc uint64, contrib []uint64, base uint32, src []uint32, w []
 	case minU:
 		for _, u := range src {
 			acc = min(acc, contrib[u-base])
+		}
+	}
+	return acc
+}
+
+func (o Op) gatherActive(acc uint64, contrib []uint64, active []uint64, base uint32, src []uint32, w []float32, first bool) uint64 {
+	for i, u := range src {
+		j := u - base
+		if active[j>>6]&(1<<(j&63)) == 0 {
+			continue
+		}
+		c := contrib[j]
+		if o.weighted {
+			c = o.Candidate(c, w[i])
+		}
+		acc = o.Combine(acc, c)
+		if first {
+			return acc
 		}
 	}
 	return acc

@@ -92,7 +92,7 @@ func TestLoopsAgreeWithDefinition(t *testing.T) {
 				contrib[i] = s.Identity
 			}
 		}
-		g := o.Gather(s.Identity, contrib, base, dst, w, false)
+		g := o.Gather(s.Identity, contrib, nil, base, dst, w, false)
 		x := s.Identity
 		for i, u := range dst {
 			if contrib[u-base] == s.Identity && o.IsMin() {
@@ -106,6 +106,21 @@ func TestLoopsAgreeWithDefinition(t *testing.T) {
 			}
 		} else if (s.Edge != algo.AddWeight || o.IsMin()) && g != x {
 			t.Fatalf("spec %d: Gather %#x, want %#x", si, g, x)
+		}
+		// Gather with the bitmap of the active sources: the same result.
+		active := make([]uint64, (n+63)/64)
+		for i, c := range contrib {
+			if c != s.Identity {
+				active[i>>6] |= 1 << (i & 63)
+			}
+		}
+		if ga := o.Gather(s.Identity, contrib, active, base, dst, w, false); s.Edge != algo.AddWeight || o.IsMin() {
+			if ga != g && !(s.Reduce == algo.Sum && s.Float && math.Abs(math.Float64frombits(ga)-math.Float64frombits(g)) <= 1e-9*math.Abs(math.Float64frombits(g))) {
+				t.Fatalf("spec %d: Gather over the active sources %#x, want %#x", si, ga, g)
+			}
+		}
+		if ga, gf := o.Gather(s.Identity, contrib, active, base, dst, w, true), o.Gather(s.Identity, contrib, nil, base, dst, w, true); ga != gf {
+			t.Fatalf("spec %d: first-wins Gather over the active sources %#x, want %#x", si, ga, gf)
 		}
 		// FoldPairs takes only its lane.
 		got, want = slices.Clone(init), slices.Clone(init)

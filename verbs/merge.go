@@ -57,7 +57,11 @@ func NewReadMerger(ep Endpoint, check RangeChecker, maxGap, maxLen int) (*ReadMe
 	if maxLen == 0 {
 		ml = MaxOffset + 1
 	}
-	return &ReadMerger{ep: ep, check: check, maxGap: uint64(maxGap), maxLen: ml}, nil
+	// Room for a typical batch up front, so a merger reaches its high-water
+	// mark within the first iterations, not over a job.
+	const batch = 256
+	return &ReadMerger{ep: ep, check: check, maxGap: uint64(maxGap), maxLen: ml,
+		reqs: make([]mergeReq, 0, batch), runs: make([]mergeRun, 0, batch)}, nil
 }
 
 // Read queues a read of len(dst) bytes at src; dst is filled by Flush.

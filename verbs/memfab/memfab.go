@@ -148,7 +148,7 @@ func (n *Network) NewEndpoint() (verbs.Endpoint, error) {
 	if n.closed {
 		return nil, errors.New("verbs: NewEndpoint on a closed network")
 	}
-	ep := &endpoint{net: n, tally: verbs.NewTally(len(n.sizes)), batch: make([]verbs.Counters, len(n.sizes))}
+	ep := &endpoint{net: n, tally: verbs.NewTally(len(n.sizes)), batch: make([]verbs.Counters, len(n.sizes)), ops: make([]op, 0, 256)}
 	n.eps[ep] = struct{}{}
 	return ep, nil
 }
