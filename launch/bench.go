@@ -18,6 +18,8 @@ func benchCmd(opts *Options, run func(body) int) *cobra.Command {
 	}
 	var (
 		fabricName string
+		cxlDir     string
+		cxlDev     string
 		duration   time.Duration
 		span       string
 		timeout    time.Duration
@@ -35,11 +37,17 @@ func benchCmd(opts *Options, run func(body) int) *cobra.Command {
 				if duration <= 0 {
 					return BadInputf("launch: --duration must be positive")
 				}
-				return benchVerbs(j, verbs.Config{PoolBytes: sp, Provider: fabricName, Timeout: timeout}, duration)
+				cfg := verbs.Config{PoolBytes: sp, Provider: fabricName, Timeout: timeout}
+				if err := poolPlace(&cfg, cxlDir, cxlDev); err != nil {
+					return err
+				}
+				return benchVerbs(j, cfg, duration)
 			}))
 		},
 	}
-	v.Flags().StringVar(&fabricName, "fabric", "", "libfabric provider (default: shm on one host, else tcp)")
+	v.Flags().StringVar(&fabricName, "fabric", "", fabricUsage)
+	v.Flags().StringVar(&cxlDir, "cxl-dir", "", cxlDirUsage)
+	v.Flags().StringVar(&cxlDev, "cxl-dev", "", cxlDevUsage)
 	v.Flags().DurationVar(&duration, "duration", 200*time.Millisecond, "how long each case runs")
 	v.Flags().StringVar(&span, "span", "64MiB", "size of the MN region the reads walk through")
 	v.Flags().DurationVar(&timeout, "timeout", verbs.DefaultTimeout, "completion timeout")

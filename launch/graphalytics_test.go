@@ -162,6 +162,34 @@ func TestGraphalyticsMpirun(t *testing.T) {
 				run(l.roles, l.np, "shm")
 			}
 			run("cn:2,mn:1", 3, "tcp")
+			run("cn:2,mn:2", 4, "cxl")
+			for _, o := range outs[1:] {
+				sameResults(t, c, outs[0], o)
+			}
+		})
+	}
+}
+
+// Every mode and ablation on the cxl backend, under mpirun (one layout,
+// each kernel on the directed example, whose lists exercise every path).
+func TestGraphalyticsCXLVariants(t *testing.T) {
+	for _, c := range gaCases(t) {
+		if c.dataset != "example-directed" {
+			continue
+		}
+		t.Run(c.algo, func(t *testing.T) {
+			var outs []string
+			for _, v := range variantFlags {
+				out := filepath.Join(t.TempDir(), "out")
+				args := append([]string{"--roles", "cn:2,mn:1", "run", "--fabric", "cxl", "--cxl-dir", t.TempDir(),
+					"--algo", c.algo, "--graph", c.props, "--out", out, "--verify"}, v...)
+				res := mpitest.Exec(t, 3, nil, dmgBin(t), args...)
+				if res.ExitCode != 0 {
+					t.Fatalf("%v: exit %d\n%s%s", v, res.ExitCode, res.Stdout, res.Stderr)
+				}
+				validate(t, c, out)
+				outs = append(outs, out)
+			}
 			for _, o := range outs[1:] {
 				sameResults(t, c, outs[0], o)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/dmg-hpc/dmg/rank"
 	"github.com/dmg-hpc/dmg/update"
 	"github.com/dmg-hpc/dmg/verbs"
+	"github.com/dmg-hpc/dmg/verbs/cxl"
 	"github.com/dmg-hpc/dmg/verbs/fabric"
 	"github.com/dmg-hpc/dmg/verbs/memfab"
 	"github.com/dustin/go-humanize"
@@ -41,6 +42,8 @@ type runFlags struct {
 	batch       int
 	mnMem       string
 	fabric      string
+	cxlDir      string
+	cxlDev      string
 	timeout     time.Duration
 	seed        uint64
 	undirected  bool
@@ -82,14 +85,16 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&r.inflight, "inflight", 1, "goroutines per worker, each with its own endpoint, keeping several batches in flight (raise it on fabrics with µs latency)")
 	fs.IntVar(&r.batch, "batch", 1024, "vertices per task claimed by a worker (at most one loading batch)")
 	fs.StringVar(&r.mnMem, "mn-mem", "", "pool size of each memory node, e.g. 8GiB (default: what the graph and mailboxes need plus 64 KiB)")
-	fs.StringVar(&r.fabric, "fabric", "", "libfabric provider: shm, tcp, verbs, efa, cxi, ... (default: shm on one host, else tcp)")
+	fs.StringVar(&r.fabric, "fabric", "", fabricUsage)
+	fs.StringVar(&r.cxlDir, "cxl-dir", "", cxlDirUsage)
+	fs.StringVar(&r.cxlDev, "cxl-dev", "", cxlDevUsage)
 	fs.DurationVar(&r.timeout, "timeout", verbs.DefaultTimeout, "how long to wait for a fabric completion before failing")
 	fs.Uint64Var(&r.seed, "seed", 1, "seed of the generators and synthetic weights")
 	fs.BoolVar(&r.undirected, "undirected", false, "treat the input as undirected (store every edge both ways)")
 	fs.BoolVar(&r.weighted, "weighted", false, "load edge weights (inputs without weights get deterministic synthetic weights in (0,1]); SSSP implies it")
 	fs.Float64Var(&r.dense, "dense-threshold", 20, "an iteration is dense when its active edges exceed |E|/`D`")
 	fs.Float64Var(&r.pull, "pull-threshold", 1.5, "a dense iteration gathers its local candidates at the destination (pull) when its active edges exceed |E|/`P`, else pushes them")
-	fs.StringVar(&r.nic, "nic-profile", verbs.DefaultProfile.Name, "NIC cost model that projects the counted operations to RDMA time: a profile name or lat=2us,iops=35M,qpiops=10M,bw=12.5GB/s")
+	fs.StringVar(&r.nic, "nic-profile", verbs.DefaultProfile.Name, "cost model that projects the counted operations to the hardware: a profile name (cx5-100g, an RDMA NIC; cxl-x16, a CXL pool) or lat=2us,iops=35M,qpiops=10M,bw=12.5GB/s")
 	fs.StringVar(&r.mode, "mode", rank.ModeDMG, "engine: dmg (the design), naive (plain CSR on DM, per-vertex reads, remote atomics) or famgraph (whole index and attributes on every CN)")
 	fs.BoolVar(&r.noInPlace, "no-inplace", false, "ablation: store every edge list out of place")
 	fs.BoolVar(&r.noMerge, "no-merge", false, "ablation: no merging of neighbouring reads")
@@ -184,16 +189,47 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 	}
 	cfg.Open = func(c verbs.Config) (verbs.Network, error) {
 		c.Timeout, c.Provider = r.timeout, r.fabric
+		if err := poolPlace(&c, r.cxlDir, r.cxlDev); err != nil {
+			return nil, err
+		}
 		return j.openNetwork(c)
 	}
 	return cfg, nil
 }
 
+// The flags that choose the data path, shared by run, load and bench verbs.
+const (
+	fabricUsage = "data path: a libfabric provider (shm, tcp, verbs, efa, cxi, ...) or cxl, memory every rank maps (a CXL pool, or a shared-memory file on one host) (default: shm on one host, else tcp)"
+	cxlDirUsage = "cxl: the `DIR` where each MN creates its pool as a file (default /dev/shm)"
+	cxlDevUsage = "cxl: the devices or existing files to map as pools, one per MN, comma-separated (`/dev/dax0.0,...`)"
+)
+
+// poolPlace sets where the cxl backend's pools live.
+func poolPlace(c *verbs.Config, dir, devs string) error {
+	if (dir != "" || devs != "") && c.Provider != cxlProvider {
+		return BadInputf("launch: --cxl-dir and --cxl-dev need --fabric cxl")
+	}
+	if dir != "" && devs != "" {
+		return BadInputf("launch: --cxl-dir and --cxl-dev exclude each other: files in a directory, or devices")
+	}
+	c.PoolDir = dir
+	if devs != "" {
+		c.PoolDevices = strings.Split(devs, ",")
+	}
+	return nil
+}
+
+const cxlProvider = "cxl"
+
 // openNetwork opens the job's data path: the in-process fabric with
-// --local, libfabric otherwise. It is collective.
+// --local, the cxl backend with --fabric cxl, libfabric otherwise. It is
+// collective.
 func (j *Job) openNetwork(c verbs.Config) (verbs.Network, error) {
-	if j.Opts.Local {
+	switch {
+	case j.Opts.Local:
 		return memfab.Open(j.cluster, j.World, c)
+	case c.Provider == cxlProvider:
+		return cxl.Open(j.World, c)
 	}
 	return fabric.Open(j.World, c)
 }

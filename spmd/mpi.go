@@ -14,46 +14,6 @@ static int dmg_mpi_version(char *buf, int cap) {
 	return len;
 }
 static int dmg_mpi_max_version(void) { return MPI_MAX_LIBRARY_VERSION_STRING; }
-
-#include <stdint.h>
-#include <time.h>
-
-// dmg_complete waits for a non-blocking collective: MPI_Test (which also
-// progresses it) a few times, then between tests a nap that doubles up to
-// max_ns. A rank that arrives early at a phase boundary (the memory nodes
-// arrive early at every one) then leaves the cores to the ranks still
-// working, instead of spinning in sched_yield as Open MPI's blocking
-// collectives do on oversubscribed nodes: a context switch per yield, a
-// quarter of a two-core machine's CPU in a kron:20 SSSP.
-static int dmg_complete(MPI_Request *req, long max_ns) {
-	long ns = 1000;
-	for (int i = 0; ; i++) {
-		int done = 0;
-		int rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
-		if (rc != MPI_SUCCESS || done) return rc;
-		if (i < 16) continue;
-		struct timespec ts = {0, ns};
-		nanosleep(&ts, NULL);
-		if (ns < max_ns) ns = ns * 2 < max_ns ? ns * 2 : max_ns;
-	}
-}
-
-static MPI_Op dmg_op(int op) { return op == 1 ? MPI_MIN : op == 2 ? MPI_MAX : MPI_SUM; }
-
-static int dmg_barrier(long max_ns) {
-	MPI_Request r;
-	int rc = MPI_Ibarrier(MPI_COMM_WORLD, &r);
-	return rc != MPI_SUCCESS ? rc : dmg_complete(&r, max_ns);
-}
-
-// dmg_allreduce reduces n words in place over MPI_COMM_WORLD: kind 0 is
-// double, 1 int64, 2 uint64.
-static int dmg_allreduce(void *buf, int n, int kind, int op, long max_ns) {
-	MPI_Datatype t = kind == 0 ? MPI_DOUBLE : kind == 1 ? MPI_INT64_T : MPI_UINT64_T;
-	MPI_Request r;
-	int rc = MPI_Iallreduce(MPI_IN_PLACE, buf, n, t, dmg_op(op), MPI_COMM_WORLD, &r);
-	return rc != MPI_SUCCESS ? rc : dmg_complete(&r, max_ns);
-}
 */
 import "C"
 
@@ -142,31 +102,10 @@ func (r *mpiRuntime) Library() string {
 func (c *mpiComm) Rank() int { return c.rank }
 func (c *mpiComm) Size() int { return c.size }
 
-// napMax bounds the nap between two tests of a pending collective on the
-// world communicator (dmg_complete): what a rank that arrives last at a
-// boundary may wait per round of the collective's algorithm.
-const napMax = 50_000 // ns
-
 func (c *mpiComm) Barrier() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.world {
-		return mpiErr(C.dmg_barrier(napMax), "barrier")
-	}
 	c.c.Barrier()
-	return nil
-}
-
-// reduceWorld runs an in-place all-reduce of n words at p over the world
-// communicator (kind: 0 double, 1 int64, 2 uint64).
-func reduceWorld(p unsafe.Pointer, n, kind int, op Op) error {
-	return mpiErr(C.dmg_allreduce(p, C.int(n), C.int(kind), C.int(op), napMax), "allreduce")
-}
-
-func mpiErr(rc C.int, what string) error {
-	if rc != C.MPI_SUCCESS {
-		return errors.Errorf("spmd: MPI %s failed (error %d)", what, int(rc))
-	}
 	return nil
 }
 
@@ -175,9 +114,6 @@ func mpiErr(rc C.int, what string) error {
 func (c *mpiComm) allreduceU64(words []uint64) ([]uint64, error) {
 	if len(words) == 0 {
 		words = []uint64{0}
-	}
-	if c.world {
-		return words, reduceWorld(unsafe.Pointer(&words[0]), len(words), 2, Sum)
 	}
 	out := make([]uint64, len(words))
 	if err := c.c.AllreduceUint64s(out, words, mpi.OpSum, 0); err != nil {
@@ -254,9 +190,6 @@ func (c *mpiComm) AllReduceInt64(vals []int64, op Op) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.world {
-		return reduceWorld(unsafe.Pointer(&vals[0]), len(vals), 1, op)
-	}
 	out := make([]int64, len(vals))
 	if err := c.c.AllreduceInt64s(out, vals, mpiOp(op), 0); err != nil {
 		return errors.Wrap(err, "spmd: allreduce")
@@ -271,9 +204,6 @@ func (c *mpiComm) AllReduceFloat64(vals []float64, op Op) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.world {
-		return reduceWorld(unsafe.Pointer(&vals[0]), len(vals), 0, op)
-	}
 	out := make([]float64, len(vals))
 	if err := c.c.AllreduceFloat64s(out, vals, mpiOp(op), 0); err != nil {
 		return errors.Wrap(err, "spmd: allreduce")

@@ -21,6 +21,8 @@
 //	// or, all ranks as goroutines in one process:
 //	cluster := memfab.NewCluster()                 // once, before the ranks start
 //	net, err := memfab.Open(cluster, world, verbs.Config{PoolBytes: poolBytes})
+//	// or, pools as memory every process maps (a CXL pool, /dev/shm files):
+//	net, err := cxl.Open(world, verbs.Config{PoolBytes: poolBytes, PoolDir: "/dev/shm"})
 //	defer net.Close()                              // collective
 //
 // An MN gives its pool size in Config.PoolBytes, then uses net.Pool() for

@@ -121,6 +121,12 @@ type Config struct {
 	// "tcp", "verbs", ...); "" picks shm when every rank shares a host and
 	// tcp otherwise. Ignored by memfab.
 	Provider string
+	// PoolDir is where the cxl backend creates its pools as files mapped
+	// shared ("" is ShmDir); PoolDevices, when set, are the devices or
+	// existing files it maps instead, one per MN by MN id (/dev/dax0.0,
+	// ...). Ignored by the other backends.
+	PoolDir     string
+	PoolDevices []string
 }
 
 // EnsureDefaults fills in zero fields with defaults.

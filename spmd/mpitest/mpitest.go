@@ -26,6 +26,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/dmg-hpc/dmg/spmd"
 )
 
 // ChildEnv names the child function a re-executed test binary runs.
@@ -134,4 +136,32 @@ func Run(t testing.TB, np int, child string, env ...string) Result {
 			child, np, res.ExitCode, res.Stdout, res.Stderr)
 	}
 	return res
+}
+
+// RolesEnv names the role layout a child's World takes (cn:C,mn:M).
+const RolesEnv = "DMG_TEST_ROLES"
+
+// World starts MPI in a child and the role layout from RolesEnv.
+func World() (*spmd.World, error) {
+	rt, err := spmd.StartMPI()
+	if err != nil {
+		return nil, err
+	}
+	roles, err := spmd.ParseRoles(os.Getenv(RolesEnv))
+	if err != nil {
+		return nil, err
+	}
+	return spmd.NewWorld(rt, roles)
+}
+
+// Finish ends a child: Finalize on success; on failure print the error and
+// abort the job, so ranks waiting in collectives do not hang and the error
+// is not lost behind a Finalize that never returns.
+func Finish(w *spmd.World, err error) error {
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rank %d: %+v\n", w.Rank(), err)
+		w.Abort(1)
+		return err
+	}
+	return w.Finalize()
 }

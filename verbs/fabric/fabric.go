@@ -161,7 +161,7 @@ func Open(w *spmd.World, cfg verbs.Config) (*Network, error) {
 
 	// Step 2: fabric and domain; the MN's pool and endpoint.
 	if prov == "shm" {
-		removeStaleRegions(shmDir)
+		verbs.RemoveStale(verbs.ShmDir)
 	}
 	err = n.openLocal(prov)
 	if err = agree(w.Comm, err, "opening libfabric provider "+prov); err != nil {

@@ -30,47 +30,22 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// startWorld starts MPI and the role layout from DMG_TEST_ROLES.
-func startWorld() (*spmd.World, error) {
-	rt, err := spmd.StartMPI()
-	if err != nil {
-		return nil, err
-	}
-	roles, err := spmd.ParseRoles(os.Getenv("DMG_TEST_ROLES"))
-	if err != nil {
-		return nil, err
-	}
-	return spmd.NewWorld(rt, roles)
-}
-
-// finish ends a child: Finalize on success; on failure print the error and
-// abort the job, so ranks waiting in collectives do not hang and the error
-// is not lost behind a Finalize that never returns.
-func finish(w *spmd.World, err error) error {
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "rank %d: %+v\n", w.Rank(), err)
-		w.Abort(1)
-		return err
-	}
-	return w.Finalize()
-}
-
 func childSuite() error {
-	w, err := startWorld()
+	w, err := mpitest.World()
 	if err != nil {
 		return err
 	}
-	return finish(w, verbstest.RunRank(w, open, verbs.Config{Provider: os.Getenv("DMG_FABRIC")}))
+	return mpitest.Finish(w, verbstest.RunRank(w, open, verbs.Config{Provider: os.Getenv("DMG_FABRIC")}))
 }
 
 // childStuck: the MN stops progressing; the CN's atomic must fail within
 // the timeout, naming the MN's rank, instead of hanging.
 func childStuck() error {
-	w, err := startWorld()
+	w, err := mpitest.World()
 	if err != nil {
 		return err
 	}
-	return finish(w, stuck(w))
+	return mpitest.Finish(w, stuck(w))
 }
 
 func stuck(w *spmd.World) error {
@@ -144,11 +119,11 @@ func TestMPIStuckPeer(t *testing.T) {
 // childBench runs verbs.Bench on CN 0 against MN 0 and prints the table
 // (DMG_BENCH_MS per case, default 20 ms).
 func childBench() error {
-	w, err := startWorld()
+	w, err := mpitest.World()
 	if err != nil {
 		return err
 	}
-	return finish(w, bench(w))
+	return mpitest.Finish(w, bench(w))
 }
 
 func bench(w *spmd.World) error {

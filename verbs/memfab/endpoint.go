@@ -35,6 +35,7 @@ type endpoint struct {
 	ops    []op
 	wbuf   []byte
 	closed atomic.Bool
+	fence  uint64 // Flush ends with an atomic on it: a full fence
 }
 
 var (
@@ -157,6 +158,12 @@ func (e *endpoint) Flush() error {
 			b.FAA++
 		}
 	}
+	// The copies above are plain stores; a sequentially consistent atomic
+	// orders them before anything this rank does after Flush returns (a
+	// barrier, an atomic another process observes), as an RDMA completion
+	// does. In one process the Go memory model needs no more; across
+	// processes sharing a mapping (package cxl) this is the guarantee.
+	atomic.AddUint64(&e.fence, 1)
 	e.tally.AddBatch(e.batch)
 	return nil
 }

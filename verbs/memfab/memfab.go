@@ -13,58 +13,147 @@ import (
 	"github.com/dmg-hpc/dmg/verbs"
 )
 
-// Cluster is the shared memory of an in-process job: the MN pools, by MN id.
-type Cluster struct {
-	mu    sync.Mutex
-	pools map[int]*pool
+// Memory is where the pools of a load/store job live and how a rank gets
+// at another's: Go memory shared through a Cluster (Open), or files mapped
+// shared between processes (package verbs/cxl). Every method but Provider
+// is called by Open or Close of one rank's Network, never concurrently.
+type Memory interface {
+	// Create makes MN mn's pool of size bytes (a multiple of 8) and returns
+	// it with the name by which CNs attach it.
+	Create(mn int, size uint64) (p *Pool, name []byte, err error)
+	// Attach gives a CN MN mn's pool of size bytes, created under name.
+	Attach(mn int, name []byte, size uint64) (*Pool, error)
+	// Release ends this rank's use of its pools once every rank has closed:
+	// a CN lets go of what it attached, an MN frees what it created.
+	Release() error
+	// Provider names the backend ("memfab", "cxl").
+	Provider() string
+	// GapBytes is verbs.GapCost for this memory.
+	GapBytes() int
 }
 
-// NewCluster returns an empty cluster.
-func NewCluster() *Cluster { return &Cluster{pools: map[int]*pool{}} }
-
-type pool struct {
-	words  []uint64 // backing store, 8-byte aligned
-	bytes  []byte   // the same memory as bytes
+// Pool is one MN's memory as a load/store backend reaches it: 8-byte
+// words for the atomics, the same memory as bytes for copies.
+type Pool struct {
+	words  []uint64
+	bytes  []byte
 	closed atomic.Bool
 }
 
-func newPool(size uint64) *pool {
-	words := make([]uint64, (size+7)/8)
-	p := &pool{words: words}
+// NewPool wraps mem, which must be 8-byte aligned with a length that is a
+// multiple of 8 (mapped memory is page aligned; Go's []uint64 is too).
+func NewPool(mem []byte) (*Pool, error) {
+	p := &Pool{bytes: mem}
+	if len(mem) == 0 {
+		return p, nil
+	}
+	if uintptr(unsafe.Pointer(&mem[0]))%8 != 0 || len(mem)%8 != 0 {
+		return nil, errors.Errorf("verbs: a pool of %d bytes at %p is not 8-byte aligned; atomics need aligned words", len(mem), &mem[0])
+	}
+	p.words = unsafe.Slice((*uint64)(unsafe.Pointer(&mem[0])), len(mem)/8)
+	return p, nil
+}
+
+// Bytes is the pool's memory.
+func (p *Pool) Bytes() []byte { return p.bytes }
+
+// Retire marks the pool gone: an endpoint of this process that still
+// reaches it fails instead of touching freed memory.
+func (p *Pool) Retire() { p.closed.Store(true) }
+
+// Cluster is the shared memory of an in-process job: the MN pools, by MN id.
+type Cluster struct {
+	mu    sync.Mutex
+	pools map[int]*Pool
+}
+
+// NewCluster returns an empty cluster.
+func NewCluster() *Cluster { return &Cluster{pools: map[int]*Pool{}} }
+
+// clusterMemory is one rank's view of a Cluster as its Memory.
+type clusterMemory struct {
+	c   *Cluster
+	mn  int
+	own *Pool
+}
+
+func (m *clusterMemory) Create(mn int, size uint64) (*Pool, []byte, error) {
+	words := make([]uint64, size/8)
+	var mem []byte
 	if len(words) > 0 {
-		p.bytes = unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
+		mem = unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
 	}
-	return p
-}
-
-func (c *Cluster) put(mn int, p *pool) {
-	c.mu.Lock()
-	c.pools[mn] = p
-	c.mu.Unlock()
-}
-
-func (c *Cluster) get(mn int) *pool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.pools[mn]
-}
-
-func (c *Cluster) drop(mn int, p *pool) {
-	c.mu.Lock()
-	if c.pools[mn] == p {
-		delete(c.pools, mn)
+	p, err := NewPool(mem)
+	if err != nil {
+		return nil, nil, err
 	}
-	c.mu.Unlock()
+	m.mn, m.own = mn, p
+	m.c.mu.Lock()
+	m.c.pools[mn] = p
+	m.c.mu.Unlock()
+	return p, nil, nil
 }
 
-// Network is one rank's in-process network.
+func (m *clusterMemory) Attach(mn int, _ []byte, _ uint64) (*Pool, error) {
+	m.c.mu.Lock()
+	defer m.c.mu.Unlock()
+	if p := m.c.pools[mn]; p != nil {
+		return p, nil
+	}
+	return nil, errors.Errorf("verbs: MN %d has no pool in the cluster; expected every MN to open the same memfab.Cluster", mn)
+}
+
+func (m *clusterMemory) Release() error {
+	if m.own == nil {
+		return nil
+	}
+	m.own.Retire()
+	m.c.mu.Lock()
+	if m.c.pools[m.mn] == m.own {
+		delete(m.c.pools, m.mn)
+	}
+	m.c.mu.Unlock()
+	return nil
+}
+
+func (m *clusterMemory) Provider() string { return "memfab" }
+
+// GapBytes: an in-process operation costs a few hundred nanoseconds of
+// bookkeeping, about a copy of 4 KiB.
+func (m *clusterMemory) GapBytes() int { return 4 << 10 }
+
+// failed, as a published pool size, says the MN could not create its pool;
+// a flag byte (1: the user's input) and the error's text follow.
+const failed = ^uint64(0)
+
+func failedBlob(err error) []byte {
+	b := binary.LittleEndian.AppendUint64(nil, failed)
+	var in interface{ BadInput() bool }
+	if errors.As(err, &in) && in.BadInput() {
+		return append(append(b, 1), err.Error()...)
+	}
+	return append(append(b, 0), err.Error()...)
+}
+
+// PoolError is an MN's failure to create its pool, as a CN learns it.
+type PoolError struct {
+	Msg string
+	Bad bool // the user's input (a directory too small, a missing device)
+}
+
+func (e *PoolError) Error() string { return e.Msg }
+
+// BadInput says whether the cause is the user's input (exit status 2).
+func (e *PoolError) BadInput() bool { return e.Bad }
+
+// Network is one rank's load/store network.
 type Network struct {
-	cluster *Cluster
-	world   *spmd.World
-	cfg     verbs.Config
-	sizes   []uint64
-	own     *pool   // this MN's pool, nil on a CN
-	pools   []*pool // every MN's pool, by MN id (CN only)
+	mem   Memory
+	world *spmd.World
+	cfg   verbs.Config
+	sizes []uint64
+	own   *Pool   // this MN's pool, nil on a CN
+	pools []*Pool // every MN's pool, by MN id (CN only)
 
 	mu     sync.Mutex
 	eps    map[*endpoint]struct{}
@@ -73,42 +162,71 @@ type Network struct {
 
 var _ verbs.Network = (*Network)(nil)
 
-// Open opens the network collectively over w (every rank calls it). On an
-// MN it allocates a pool of cfg.PoolBytes (rounded up to 8).
+// Open opens the in-process network collectively over w (every rank calls
+// it). On an MN it allocates a pool of cfg.PoolBytes (rounded up to 8).
 func Open(c *Cluster, w *spmd.World, cfg verbs.Config) (*Network, error) {
-	if c == nil || w == nil {
-		return nil, errors.New("verbs: memfab.Open needs a cluster and a world")
+	if c == nil {
+		return nil, errors.New("verbs: memfab.Open needs a cluster")
+	}
+	return OpenMemory(&clusterMemory{c: c}, w, cfg)
+}
+
+// OpenMemory opens a load/store network over mem collectively over w: each
+// MN creates its pool of cfg.PoolBytes (rounded up to 8), the MNs publish
+// their sizes and names, and every CN attaches every MN's pool.
+func OpenMemory(mem Memory, w *spmd.World, cfg verbs.Config) (*Network, error) {
+	if mem == nil || w == nil {
+		return nil, errors.New("verbs: memfab.OpenMemory needs a memory and a world")
 	}
 	cfg.EnsureDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	n := &Network{cluster: c, world: w, cfg: cfg, eps: map[*endpoint]struct{}{}}
-	var blob [8]byte
+	n := &Network{mem: mem, world: w, cfg: cfg, eps: map[*endpoint]struct{}{}}
+	var blob []byte
+	var cerr error
 	if w.Role == spmd.MN {
-		n.own = newPool(cfg.PoolBytes)
-		c.put(w.Index, n.own)
-		binary.LittleEndian.PutUint64(blob[:], uint64(len(n.own.bytes)))
+		size := (cfg.PoolBytes + 7) &^ 7
+		var name []byte
+		if n.own, name, cerr = mem.Create(w.Index, size); cerr == nil {
+			blob = binary.LittleEndian.AppendUint64(nil, uint64(len(n.own.bytes)))
+			blob = append(blob, name...)
+		} else {
+			blob = failedBlob(cerr)
+		}
 	}
-	all, err := w.Comm.AllGather(blob[:])
+	all, err := w.Comm.AllGather(blob)
 	if err != nil {
 		return nil, errors.Wrap(err, "verbs: exchanging pool sizes")
 	}
+	if cerr != nil {
+		return nil, cerr
+	}
 	n.sizes = make([]uint64, w.Roles.MN)
+	names := make([][]byte, w.Roles.MN)
 	for mn := range n.sizes {
 		b := all[w.Roles.RankOf(spmd.MN, mn)]
-		if len(b) != 8 {
-			return nil, errors.Errorf("verbs: MN %d sent a %d-byte pool size; expected 8 bytes", mn, len(b))
+		if len(b) < 8 {
+			return nil, errors.Errorf("verbs: %s sent %d bytes for its pool; expected a size of 8 bytes and a name (did it fail to create its pool?)", n.mnName(mn), len(b))
 		}
-		n.sizes[mn] = binary.LittleEndian.Uint64(b)
+		n.sizes[mn], names[mn] = binary.LittleEndian.Uint64(b), b[8:]
+		if n.sizes[mn] == failed && w.Role == spmd.CN {
+			pe := &PoolError{Msg: fmt.Sprintf("verbs: %s could not create its pool", n.mnName(mn))}
+			if len(b) > 8 {
+				pe.Msg, pe.Bad = pe.Msg+": "+string(b[9:]), b[8] == 1
+			}
+			return nil, pe
+		}
 	}
 	if w.Role == spmd.CN {
-		n.pools = make([]*pool, len(n.sizes))
+		n.pools = make([]*Pool, len(n.sizes))
 		for mn := range n.pools {
-			if n.pools[mn] = c.get(mn); n.pools[mn] == nil {
-				return nil, errors.Errorf("verbs: MN %d (rank %d) has no pool in the cluster; expected every MN to open the same memfab.Cluster",
-					mn, w.Roles.RankOf(spmd.MN, mn))
+			p, err := mem.Attach(mn, names[mn], n.sizes[mn])
+			if err != nil {
+				_ = mem.Release()
+				return nil, errors.Wrapf(err, "verbs: attaching the pool of %s", n.mnName(mn))
 			}
+			n.pools[mn] = p
 		}
 	}
 	return n, nil
@@ -132,11 +250,10 @@ func (n *Network) Pool() []byte {
 	return n.own.bytes
 }
 
-func (n *Network) Provider() string { return "memfab" }
+func (n *Network) Provider() string { return n.mem.Provider() }
 
-// GapBytes is verbs.GapCost: an in-process operation costs a few hundred
-// nanoseconds of bookkeeping, about a copy of 4 KiB.
-func (n *Network) GapBytes() int { return 4 << 10 }
+// GapBytes is verbs.GapCost.
+func (n *Network) GapBytes() int { return n.mem.GapBytes() }
 
 // NewEndpoint creates an endpoint to every MN (CN only).
 func (n *Network) NewEndpoint() (verbs.Endpoint, error) {
@@ -169,9 +286,8 @@ func (n *Network) Close() error {
 		ep.close()
 	}
 	err := n.world.Comm.Barrier()
-	if n.own != nil {
-		n.own.closed.Store(true)
-		n.cluster.drop(n.world.Index, n.own)
+	if rerr := n.mem.Release(); err == nil {
+		err = rerr
 	}
 	return errors.Wrap(err, "verbs: closing the network")
 }

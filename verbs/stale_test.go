@@ -1,4 +1,4 @@
-package fabric
+package verbs
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 )
 
 // Only DMG regions of dead processes are removed.
-func TestRemoveStaleRegions(t *testing.T) {
+func TestRemoveStale(t *testing.T) {
 	cmd := exec.Command("true")
 	if err := cmd.Run(); err != nil {
 		t.Skip("no `true` to make a dead pid:", err)
@@ -28,7 +28,7 @@ func TestRemoveStaleRegions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := removeStaleRegions(dir); n != 1 {
+	if n := RemoveStale(dir); n != 1 {
 		t.Errorf("removed %d regions, want 1", n)
 	}
 	for name, keep := range files {
