@@ -40,11 +40,14 @@ type Sender struct {
 
 // valBuf is one target's ValRD state: a direct-mapped table that combines
 // the candidates per destination (one random access per candidate, no Go
-// map), the pairs it evicted on collisions waiting to be written
-// (destinations and candidates in two arrays, as the blocks hold them),
-// and the mailbox block they go to.
+// map; its destinations and values in two arrays, so the probe touches
+// 4 bytes a slot and the array it misses in is a third of the table), the
+// pairs it evicted on collisions waiting to be written (destinations and
+// candidates in two arrays, as the blocks hold them), and the mailbox
+// block they go to.
 type valBuf struct {
-	tbl  []slotPair
+	tblD []uint32 // a slot's destination, emptySlot when free
+	tblV []uint64 // the combination of its candidates
 	mask uint32
 	dst  []uint32
 	val  []uint64
@@ -54,13 +57,6 @@ type valBuf struct {
 }
 
 const noBlock = ^uint64(0)
-
-// slotPair is a table slot: a destination (emptySlot when free) and the
-// combination of its candidates.
-type slotPair struct {
-	d uint32
-	v uint64
-}
 
 // emptySlot marks a free slot: no vertex has this id (csr.MaxVertices).
 const emptySlot = ^uint32(0)
@@ -95,9 +91,10 @@ func NewSender(ep verbs.Endpoint, op reduce.Op, mb *Mailboxes, direct *Direct, c
 	bits := tableBits(cfg.Pairs) - 1
 	out := max(64, min(cfg.Pairs, 8192))
 	for k := range s.val {
-		b := valBuf{tbl: make([]slotPair, 1<<bits), mask: 1<<bits - 1, dst: make([]uint32, 0, out), val: make([]uint64, 0, out), blk: noBlock}
-		for i := range b.tbl {
-			b.tbl[i].d = emptySlot
+		b := valBuf{tblD: make([]uint32, 1<<bits), tblV: make([]uint64, 1<<bits), mask: 1<<bits - 1,
+			dst: make([]uint32, 0, out), val: make([]uint64, 0, out), blk: noBlock}
+		for i := range b.tblD {
+			b.tblD[i] = emptySlot
 		}
 		s.val[k] = b
 		s.ref[k] = make([]byte, 0, cfg.Items*RefRec)
@@ -117,6 +114,8 @@ func (s *Sender) Val(k int, v uint32, cand uint64) error {
 func (s *Sender) ValSegment(k int, dst []uint32, w []float32, c uint64, cands []uint64) error {
 	b := &s.val[k]
 	weighted := s.op.Weighted()
+	tblD, tblV, mask := b.tblD, b.tblV[:len(b.tblD)], b.mask
+	combined := uint64(0) // counted here, not through s per candidate
 	for i, v := range dst {
 		cand := c
 		switch {
@@ -125,24 +124,25 @@ func (s *Sender) ValSegment(k int, dst []uint32, w []float32, c uint64, cands []
 		case weighted:
 			cand = s.op.Candidate(c, w[i])
 		}
-		p := &b.tbl[v&b.mask]
-		switch p.d {
+		j := v & mask
+		switch d := tblD[j]; d {
 		case v:
-			p.v = s.op.Combine(p.v, cand)
-			s.stats.Combined++
+			tblV[j] = s.op.Combine(tblV[j], cand)
+			combined++
 			continue
 		case emptySlot:
-			p.d, p.v = v, cand
-			continue
+		default:
+			b.dst, b.val = append(b.dst, d), append(b.val, tblV[j]) // evicted
 		}
-		b.dst, b.val = append(b.dst, p.d), append(b.val, p.v) // evicted
-		p.d, p.v = v, cand
+		tblD[j], tblV[j] = v, cand
 		if len(b.dst) == cap(b.dst) {
 			if err := s.sendVal(k, false); err != nil {
+				s.stats.Combined += combined
 				return err
 			}
 		}
 	}
+	s.stats.Combined += combined
 	return nil
 }
 
@@ -227,10 +227,10 @@ func (s *Sender) Ref(k int, it RefItem) error {
 func (s *Sender) Flush() error {
 	for k := range s.val {
 		b := &s.val[k]
-		for i := range b.tbl {
-			if p := &b.tbl[i]; p.d != emptySlot {
-				b.dst, b.val = append(b.dst, p.d), append(b.val, p.v)
-				p.d = emptySlot
+		for i, d := range b.tblD {
+			if d != emptySlot {
+				b.dst, b.val = append(b.dst, d), append(b.val, b.tblV[i])
+				b.tblD[i] = emptySlot
 				if len(b.dst) == cap(b.dst) {
 					if err := s.sendVal(k, false); err != nil {
 						return err

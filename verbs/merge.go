@@ -95,17 +95,11 @@ func (m *ReadMerger) Flush() error {
 	if len(m.reqs) == 0 {
 		return m.ep.Flush()
 	}
-	slices.SortStableFunc(m.reqs, func(a, b mergeReq) int {
-		switch {
-		case a.group != b.group:
-			return a.group - b.group
-		case a.src < b.src:
-			return -1
-		case a.src > b.src:
-			return 1
-		}
-		return 0
-	})
+	// Callers mostly queue in address order (a task's entries, then its
+	// lists): sort only when they did not.
+	if !slices.IsSortedFunc(m.reqs, reqOrder) {
+		slices.SortStableFunc(m.reqs, reqOrder)
+	}
 	m.runs = m.runs[:0]
 	total := 0
 	for i, r := range m.reqs {
@@ -158,6 +152,19 @@ func (m *ReadMerger) Flush() error {
 		}
 	}
 	return nil
+}
+
+// reqOrder orders reads by group, then address.
+func reqOrder(a, b mergeReq) int {
+	switch {
+	case a.group != b.group:
+		return a.group - b.group
+	case a.src < b.src:
+		return -1
+	case a.src > b.src:
+		return 1
+	}
+	return 0
 }
 
 func (m *ReadMerger) reset() {
