@@ -13,6 +13,7 @@ BIN        := ./dmg
 NP         ?= 4
 ROLES      ?= cn:2,mn:2
 FUZZTIME   ?= 3s
+VERSION    ?= $(shell git describe --always --dirty --tags 2>/dev/null || echo devel)
 
 # Open MPI refuses root and more ranks than cores unless told; keep it quiet
 # and on loopback interfaces for a single machine. Users on clusters pass
@@ -47,7 +48,7 @@ deps:
 
 ## build: the dmg binary
 build: deps
-	$(GO) build -o $(BIN) ./cmd/dmg
+	$(GO) build -ldflags "-X github.com/dmg-hpc/dmg/launch.Version=$(VERSION)" -o $(BIN) ./cmd/dmg
 
 ## test: everything CI runs
 test: deps lint test-race test-fuzz test-integration

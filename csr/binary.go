@@ -186,7 +186,7 @@ func readBinary(r io.Reader, file string, o *Options, meta *Meta, snk sink) (*Ed
 					return nil, offsetErr(file, off+8, "edge record %d: weight is not a finite number", k)
 				}
 				if x < 0 && !o.AllowNegativeWeights {
-					return nil, offsetErr(file, off+8, "edge record %d: negative weight %g (weights must be non-negative; allow them explicitly)", k, x)
+					return nil, offsetErr(file, off+8, "edge record %d: negative weight %g (weights must be non-negative: the kernels' distances need them)", k, x)
 				}
 				if x == 0 {
 					x = 0

@@ -68,6 +68,9 @@ func ParseGenSpec(spec string) (GenSpec, error) {
 				return gs, err
 			}
 		}
+		if ef == 0 {
+			return gs, fileErr(spec, "edge factor 0; expected at least 1 edge per vertex")
+		}
 		if s > 31 {
 			return gs, fileErr(spec, "scale %d: at most 31 (2^32 vertices do not fit 32-bit ids)", s)
 		}

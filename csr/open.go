@@ -64,7 +64,7 @@ func resolve(spec string, o *Options) (path, format string, err error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		p := filepath.Join(path, filepath.Base(filepath.Clean(path))+".properties")
 		if _, err := os.Stat(p); err != nil {
-			return "", "", errors.Errorf("csr: %s is a directory without %s", path, filepath.Base(p))
+			return "", "", fileErr(path, "a directory, without %s (a graph is a file, or a Graphalytics dataset's directory)", filepath.Base(p))
 		}
 		path = p
 	}

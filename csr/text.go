@@ -122,7 +122,7 @@ func parseWeight(tok []byte, allowNeg bool) (float64, string) {
 		return 0, "expected a finite number as edge weight, got " + quote(tok)
 	}
 	if w < 0 && !allowNeg {
-		return 0, "negative edge weight " + quote(tok) + " (weights must be non-negative; allow them explicitly)"
+		return 0, "negative edge weight " + quote(tok) + " (weights must be non-negative: the kernels' distances need them)"
 	}
 	if w == 0 {
 		w = 0 // normalise -0

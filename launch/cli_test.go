@@ -155,6 +155,23 @@ func TestBadInputUnderMpirun(t *testing.T) {
 		{"unknown flag", 4, []string{"--roles", "cn:2,mn:2", "--frobnicate", "info"}, "unknown flag: --frobnicate"},
 		{"unknown command", 2, []string{"frobnicate"}, "unknown command"},
 		{"one rank, default roles", 1, []string{"info"}, "at least 2 ranks"},
+		{"damping NaN", 2, runArgs("pagerank", "--damping", "NaN"), "--damping NaN; expected a number from 0 to 1"},
+		{"damping above 1", 2, runArgs("pagerank", "--damping", "1.5"), "--damping 1.5"},
+		{"alpha NaN", 2, runArgs("pagerank", "--alpha", "NaN"), "--alpha NaN"},
+		{"dense threshold NaN", 2, runArgs("pagerank", "--dense-threshold", "NaN"), "--dense-threshold NaN"},
+		{"pull threshold Inf", 2, runArgs("pagerank", "--pull-threshold", "Inf"), "--pull-threshold +Inf"},
+		{"edge factor 0", 2, []string{"--roles", "cn:1,mn:1", "run", "--algo", "bfs", "--graph", "kron:12:0"}, "edge factor 0"},
+		{"iterations 0", 2, runArgs("pagerank", "--iterations", "0"), "--iterations 0; expected at least 1"},
+		{"graph is a directory", 2, []string{"--roles", "cn:1,mn:1", "run", "--algo", "bfs", "--graph", os.TempDir()}, "a directory"},
+		{"batch 0", 2, runArgs("bfs", "--batch", "0"), "--batch 0"},
+		{"workers -1", 2, runArgs("bfs", "--workers", "-1"), "--workers -1"},
+		{"inflight 0", 2, runArgs("bfs", "--inflight", "0"), "--inflight 0"},
+		{"timeout 0s", 2, runArgs("bfs", "--timeout", "0s"), "--timeout 0s"},
+		{"source -1", 2, runArgs("bfs", "--source", "-1"), `--source "-1" is not a vertex id`},
+		{"source 2^64-1 is an id, not a vertex of kron:8", 2, runArgs("bfs", "--source", "18446744073709551615"), "source vertex 18446744073709551615 is not a vertex"},
+		{"out in a missing directory", 2, runArgs("bfs", "--out", "/nonexistent/x"), "--out /nonexistent/x: directory /nonexistent does not exist"},
+		{"out onto a directory", 2, runArgs("bfs", "--out", os.TempDir()), "is a directory; expected a file"},
+		{"json in a missing directory", 2, append([]string{"--json", "/nonexistent/x"}, runArgs("bfs")...), "--json /nonexistent/x: directory /nonexistent does not exist"},
 		{"cxl pool bigger than its directory", 2, []string{"--roles", "cn:1,mn:1", "run", "--algo", "bfs", "--graph", "kron:8", "--fabric", "cxl", "--mn-mem", "100TiB"}, "available"},
 		{"cxl device missing", 2, []string{"--roles", "cn:1,mn:1", "run", "--algo", "bfs", "--graph", "kron:8", "--fabric", "cxl", "--cxl-dev", "/nonexistent/dax0.0"}, "/nonexistent/dax0.0"},
 		{"cxl flags without cxl", 2, []string{"--roles", "cn:1,mn:1", "run", "--algo", "bfs", "--graph", "kron:8", "--cxl-dir", "/tmp"}, "need --fabric cxl"},
@@ -176,6 +193,31 @@ func TestBadInputUnderMpirun(t *testing.T) {
 				t.Errorf("took %v to fail", res.Elapsed)
 			}
 		})
+	}
+}
+
+// runArgs is a small run of algo on kron:8 with extra flags.
+func runArgs(algo string, extra ...string) []string {
+	return append([]string{"--roles", "cn:1,mn:1", "run", "--algo", algo, "--graph", "kron:8"}, extra...)
+}
+
+// A run that fails on its input leaves an existing output as it was.
+func TestFailedRunKeepsOutputs(t *testing.T) {
+	dir := t.TempDir()
+	out, js := filepath.Join(dir, "out"), filepath.Join(dir, "report.json")
+	for _, p := range []string{out, js} {
+		if err := os.WriteFile(p, []byte("old\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := mpitest.Exec(t, 2, nil, dmgBin(t), append([]string{"--json", js}, runArgs("pagerank", "--out", out, "--damping", "NaN")...)...)
+	if res.ExitCode != 2 {
+		t.Fatalf("exit %d, want 2\n%s", res.ExitCode, res.Stderr)
+	}
+	for _, p := range []string{out, js} {
+		if b, err := os.ReadFile(p); err != nil || string(b) != "old\n" {
+			t.Errorf("%s after a failed run: %q, %v; want it untouched", p, b, err)
+		}
 	}
 }
 

@@ -82,8 +82,9 @@ func (e *jobFailed) Error() string {
 type Job struct {
 	*spmd.World
 	Opts  *Options
-	Out   io.Writer // rank 0's stdout; io.Discard elsewhere
+	Out   io.Writer // rank 0's text report: stdout (stderr with --json -); io.Discard elsewhere
 	Err   io.Writer // stderr, for the one error message and -v logs
+	json  io.Writer // where --json - writes: rank 0's stdout
 	errMu *sync.Mutex
 	Start time.Time
 	// cluster is the in-process fabric shared by the ranks of a --local job.
@@ -308,11 +309,14 @@ func rankMain(rt spmd.Runtime, roles spmd.Roles, opts *Options, stdout, stderr i
 		}
 		return &jobFailed{code: ExitBadInput, rank: 0}
 	}
-	out := io.Discard
+	out, js := io.Discard, io.Discard
 	if w.Rank() == 0 {
-		out = stdout
+		out, js = stdout, stdout
+		if opts.JSON == "-" { // stdout holds only the JSON, for a parser
+			out = stderr
+		}
 	}
-	j := &Job{World: w, Opts: opts, Out: out, Err: stderr, errMu: mu, Start: start, cluster: cluster}
+	j := &Job{World: w, Opts: opts, Out: out, Err: stderr, json: js, errMu: mu, Start: start, cluster: cluster}
 	stop, err := startProfile(opts.CPUProfile, w.Rank(), opts.Local)
 	if err == nil {
 		err = fn(j)

@@ -28,7 +28,7 @@ func codeErr(code int) error {
 // one error line goes to stderr.
 func Main(args []string, stdout, stderr io.Writer) int {
 	launched, rank, _ := spmd.Launched()
-	opts := &Options{}
+	opts := &Options{command: commandLine(args)}
 	run := func(fn body) int { return runJob(opts, stdout, stderr, fn) }
 
 	root := &cobra.Command{
@@ -40,6 +40,7 @@ the memory of memory nodes (MNs), reached through one-sided RDMA verbs.
 Launch one process per rank with mpirun or srun, e.g.
   mpirun -np 4 dmg --roles cn:2,mn:2 info
 or run every rank in this process with --local.`,
+		Version:           version(),
 		SilenceErrors:     true,
 		SilenceUsage:      true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},

@@ -21,7 +21,7 @@ func writeJSON(j *Job, v any) error {
 	}
 	b = append(b, '\n')
 	if j.Opts.JSON == "-" {
-		_, err := j.Out.Write(b)
+		_, err := j.json.Write(b)
 		return err
 	}
 	return WriteFileAtomic(j.Opts.JSON, b)

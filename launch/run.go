@@ -2,9 +2,11 @@ package launch
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -34,7 +36,7 @@ type runFlags struct {
 	graph       string
 	out         string
 	verify      bool
-	source      int64
+	source      string
 	iterations  int
 	damping     float64
 	workers     int
@@ -78,7 +80,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&r.graph, "graph", DefaultGraph, "graph: a file (.properties of LDBC Graphalytics, SNAP .txt, .el, .wel, .mtx, binary; .gz read transparently) or a generator kron:SCALE[:EF], uniform:N:M")
 	fs.StringVar(&r.out, "out", "", "write the vertex results to `FILE` in Graphalytics format (id value)")
 	fs.BoolVar(&r.verify, "verify", false, "check the result with the serial verifier on rank 0; a mismatch fails the run")
-	fs.Int64Var(&r.source, "source", 0, "BFS/SSSP source vertex (external id; default: the Graphalytics properties, else the vertex with the most out-edges)")
+	fs.StringVar(&r.source, "source", "", "BFS/SSSP source vertex: its external `ID`, any 64-bit unsigned integer (default: the Graphalytics properties, else the vertex with the most out-edges)")
 	fs.IntVar(&r.iterations, "iterations", 0, "PageRank iterations (default: the properties, else 20)")
 	fs.Float64Var(&r.damping, "damping", 0, "PageRank damping factor (default: the properties, else 0.85)")
 	fs.IntVar(&r.workers, "workers", 0, "worker goroutines per compute node (default: its host's cores shared among the compute nodes on the host)")
@@ -141,10 +143,20 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 		}
 		workers = max(1, runtime.NumCPU()/n)
 	}
+	if err := r.check(); err != nil {
+		return job.Config{}, err
+	}
+	var source uint64
+	if r.fs.Changed("source") {
+		var err error
+		if source, err = strconv.ParseUint(r.source, 10, 64); err != nil {
+			return job.Config{}, BadInputf("launch: --source %q is not a vertex id; expected an integer from 0 to %d", r.source, uint64(math.MaxUint64))
+		}
+	}
 	cfg := job.Config{
 		Algo: r.algo, Graph: r.graph, KeepGraph: r.verify,
 		Csr:        csr.Options{Seed: r.seed, Undirected: r.undirected, Weighted: r.weighted},
-		Source:     uint64(r.source),
+		Source:     source,
 		HasSource:  r.fs.Changed("source"),
 		Iterations: r.iterations, Damping: r.damping, Alpha: r.alpha,
 		Engine: rank.Config{Workers: workers, Inflight: r.inflight, Batch: r.batch, DenseDivisor: r.dense, PullDivisor: r.pull, Sync: j.Sync, Logf: j.Logf,
@@ -169,9 +181,6 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 		}
 		cfg.MNMem = b
 	}
-	if r.batch < 1 || r.workers < 0 || r.inflight < 1 || r.dense <= 0 || r.alpha < 0 || r.timeout <= 0 {
-		return cfg, BadInputf("launch: --batch ≥ 1, --workers ≥ 0, --inflight ≥ 1, --dense-threshold > 0, --alpha ≥ 0 and --timeout > 0 are required")
-	}
 	if r.mergeGap != "auto" {
 		b, err := humanize.ParseBytes(r.mergeGap)
 		if err != nil || b > 1<<30 {
@@ -184,8 +193,16 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 		return cfg, BadInput(err)
 	}
 	cfg.Engine.Profile = prof
-	if r.out != "" {
-		cfg.PreCheck = func() error { return checkWritable(r.out) }
+	cfg.PreCheck = func() error { // before the graph is read
+		if r.out != "" {
+			if err := checkWritable("--out", r.out); err != nil {
+				return err
+			}
+		}
+		if js := j.Opts.JSON; js != "" && js != "-" {
+			return checkWritable("--json", js)
+		}
+		return nil
 	}
 	cfg.Open = func(c verbs.Config) (verbs.Network, error) {
 		c.Timeout, c.Provider = r.timeout, r.fabric
@@ -195,6 +212,34 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 		return j.openNetwork(c)
 	}
 	return cfg, nil
+}
+
+// check checks every numeric flag on its own, so the message names the one
+// that is wrong: NaN and ±Inf are refused wherever a float is taken.
+func (r *runFlags) check() error {
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	set := r.fs.Changed
+	for _, c := range []struct {
+		bad  bool
+		flag string
+		val  any
+		want string
+	}{
+		{r.batch < 1, "--batch", r.batch, "at least 1 vertex per task"},
+		{r.workers < 0, "--workers", r.workers, "0 (the host's cores) or more"},
+		{r.inflight < 1, "--inflight", r.inflight, "at least 1"},
+		{r.timeout <= 0, "--timeout", r.timeout, "a positive duration such as 10s"},
+		{set("iterations") && r.iterations < 1, "--iterations", r.iterations, "at least 1 (leave it out for the properties' count, else 20)"},
+		{!finite(r.damping) || set("damping") && (r.damping < 0 || r.damping > 1), "--damping", r.damping, "a number from 0 to 1"},
+		{!finite(r.alpha) || r.alpha < 0, "--alpha", r.alpha, "a finite number ≥ 0 (0: 8·(CNs−1))"},
+		{!finite(r.dense) || r.dense <= 0, "--dense-threshold", r.dense, "a finite number > 0"},
+		{!finite(r.pull) || r.pull <= 0, "--pull-threshold", r.pull, "a finite number > 0"},
+	} {
+		if c.bad {
+			return BadInputf("launch: %s %v; expected %s", c.flag, c.val, c.want)
+		}
+	}
+	return nil
 }
 
 // The flags that choose the data path, shared by run, load and bench verbs.
@@ -234,16 +279,20 @@ func (j *Job) openNetwork(c verbs.Config) (verbs.Network, error) {
 	return fabric.Open(j.World, c)
 }
 
-// checkWritable fails unless a file can be created beside path.
-func checkWritable(path string) error {
+// checkWritable fails unless a file can be created beside path and path
+// is not a directory (an output is written to a temporary and renamed).
+func checkWritable(flag, path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return BadInputf("launch: %s %s is a directory; expected a file to write", flag, path)
+	}
 	dir := filepath.Dir(path)
 	st, err := os.Stat(dir)
 	if err != nil || !st.IsDir() {
-		return BadInputf("launch: --out %s: directory %s does not exist", path, dir)
+		return BadInputf("launch: %s %s: directory %s does not exist", flag, path, dir)
 	}
 	f, err := os.CreateTemp(dir, ".dmg-write-check-*")
 	if err != nil {
-		return BadInputf("launch: --out %s: cannot write in %s: %v", path, dir, err)
+		return BadInputf("launch: %s %s: cannot write in %s: %v", flag, path, dir, err)
 	}
 	name := f.Name()
 	f.Close()
@@ -263,6 +312,7 @@ func runJobBody(j *Job, rf *runFlags) error {
 	var verr error
 	if j.IsRoot() { // the report, the output and the verifier are rank 0's
 		rep = newRunReport(j, out)
+		rep.Parameters.Seed = rf.seed
 		if rf.out != "" {
 			verr = writeValues(rf.out, out)
 		}
@@ -291,8 +341,10 @@ func verifyOutcome(out *job.Outcome) error {
 
 // runReport is the report of a run, human and --json.
 type runReport struct {
-	Algo  string `json:"algo"`
-	Graph struct {
+	Version string `json:"version"`
+	Command string `json:"command"`
+	Algo    string `json:"algo"`
+	Graph   struct {
 		Name     string `json:"name"`
 		Vertices uint64 `json:"vertices"`
 		Edges    uint64 `json:"edges"`
@@ -355,10 +407,23 @@ type parameters struct {
 	SourceFrom string  `json:"source_from,omitempty"`
 	Iterations int     `json:"iterations,omitempty"`
 	Damping    float64 `json:"damping,omitempty"`
+	Seed       uint64  `json:"seed"` // of the generators and synthetic weights
+}
+
+// String is the parameters for humans.
+func (p parameters) String() string {
+	var b []string
+	if p.Source != nil {
+		b = append(b, fmt.Sprintf("source %d (%s)", *p.Source, p.SourceFrom))
+	}
+	if p.Iterations > 0 {
+		b = append(b, fmt.Sprintf("%d iterations, damping %g", p.Iterations, p.Damping))
+	}
+	return strings.Join(append(b, fmt.Sprintf("seed %d", p.Seed)), ", ")
 }
 
 func newRunReport(j *Job, out *job.Outcome) *runReport {
-	r := &runReport{Algo: out.Algorithm.Name, Mode: out.Mode, Ablations: out.Ablations, Fabric: out.Provider}
+	r := &runReport{Version: version(), Command: j.Opts.command, Algo: out.Algorithm.Name, Mode: out.Mode, Ablations: out.Ablations, Fabric: out.Provider}
 	if out.Algorithm.Source {
 		id := out.SourceID
 		r.Parameters.Source, r.Parameters.SourceFrom = &id, out.SourceFrom
@@ -408,6 +473,7 @@ func (r *runReport) print(j *Job) {
 	}
 	fmt.Fprintf(w, "DMG %s on %s: %s vertices, %s edges; cn:%d,mn:%d over %s; mode %s\n",
 		r.Algo, r.Graph.Name, humanize.Comma(int64(r.Graph.Vertices)), humanize.Comma(int64(r.Graph.Edges)), r.Roles.CN, r.Roles.MN, r.Fabric, mode)
+	fmt.Fprintf(w, "parameters: %s; dmg %s: %s\n", r.Parameters, r.Version, r.Command)
 	fmt.Fprintf(w, "load %.3fs (%s edges/s)  partition %.4fs (imbalance %.3f)  compute %.3fs (%s edges/s)  total %.3fs\n",
 		r.Times.Load, hn(uint64(float64(r.Graph.Edges)/max(r.Times.Load, 1e-9))), r.Times.Partition, r.Balance.Imbalance,
 		r.Times.Compute, hn(uint64(r.EdgesPerSecond)), r.Times.Total)

@@ -1,6 +1,7 @@
 package launch_test
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,6 +120,44 @@ func TestRunOutputs(t *testing.T) {
 		if !strings.Contains(string(j), key) {
 			t.Errorf("JSON report lacks %s", key)
 		}
+	}
+}
+
+// `--json -` puts the JSON alone on stdout (a parser reads it whole) and
+// the text report on stderr; both say what ran: version, command line,
+// parameters with the source and how it was chosen.
+func TestJSONOnStdout(t *testing.T) {
+	res := mpitest.Exec(t, 2, nil, dmgBin(t), "--roles", "cn:1,mn:1", "--json", "-", "run", "--algo", "bfs", "--graph", "kron:10", "--seed", "7")
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d\n%s%s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	var rep struct {
+		Version, Command string
+		Parameters       struct {
+			Source     *uint64
+			SourceFrom string `json:"source_from"`
+			Seed       uint64
+		}
+	}
+	if err := json.Unmarshal([]byte(res.Stdout), &rep); err != nil {
+		t.Fatalf("stdout is not one JSON document: %v\n%s", err, res.Stdout)
+	}
+	if rep.Version == "" || !strings.Contains(rep.Command, "--algo bfs") || rep.Parameters.Source == nil ||
+		rep.Parameters.SourceFrom != "most out-edges" || rep.Parameters.Seed != 7 {
+		t.Errorf("report does not say what ran: %+v", rep)
+	}
+	for _, want := range []string{"DMG bfs on kron:10", "parameters: source ", "(most out-edges), seed 7; dmg "} {
+		if !strings.Contains(res.Stderr, want) {
+			t.Errorf("text report on stderr lacks %q:\n%s", want, res.Stderr)
+		}
+	}
+}
+
+// dmg --version names the build.
+func TestVersion(t *testing.T) {
+	out, _, code := runLocal(t, "--version")
+	if code != 0 || !strings.HasPrefix(out, "dmg version ") || len(strings.TrimSpace(out)) <= len("dmg version ") {
+		t.Errorf("--version: exit %d, %q", code, out)
 	}
 }
 
