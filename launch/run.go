@@ -313,6 +313,9 @@ func runJobBody(j *Job, rf *runFlags) error {
 	if j.IsRoot() { // the report, the output and the verifier are rank 0's
 		rep = newRunReport(j, out)
 		rep.Parameters.Seed = rf.seed
+		if o, err := out.Algorithm.Output(out.Graph, out.Result.Values); err == nil {
+			rep.Summary = algo.Summarize(o)
+		}
 		if rf.out != "" {
 			verr = writeValues(rf.out, out)
 		}
@@ -389,6 +392,7 @@ type runReport struct {
 	InPlaceShare    float64          `json:"in_place_share"`
 	NICProfile      string           `json:"nic_profile"`
 	Verified        bool             `json:"verified"`
+	Summary         algo.Summary     `json:"summary"`
 }
 
 type verbsReport struct {
@@ -507,6 +511,9 @@ func (r *runReport) print(j *Job) {
 		r.Balance.Imbalance, r.Balance.TailRatio, hn(r.Balance.Steals), r.Balance.HubDegree)
 	fmt.Fprintf(w, "modelled fabric time on %s: %.4fs; CPU during compute: CNs %.2fs (%.1f ns per edge), MNs %.2fs\n", r.NICProfile, r.ModeledFabricS, r.CNCPUSeconds, r.CPUNanosPerEdge, r.MNCPUSeconds)
 	fmt.Fprintf(w, "memory: CN cache %s max per CN; MN used/pool %s\n", hb(r.CNCacheBytesMax), strings.Join(pools, ", "))
+	if r.Summary.Text != "" {
+		fmt.Fprintf(w, "result: %s\n", r.Summary.Text)
+	}
 	if r.Verified {
 		fmt.Fprintln(w, "verified: the serial verifier accepts the result")
 	}

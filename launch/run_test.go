@@ -138,6 +138,10 @@ func TestJSONOnStdout(t *testing.T) {
 			SourceFrom string `json:"source_from"`
 			Seed       uint64
 		}
+		Summary struct {
+			Text    string
+			Reached uint64
+		}
 	}
 	if err := json.Unmarshal([]byte(res.Stdout), &rep); err != nil {
 		t.Fatalf("stdout is not one JSON document: %v\n%s", err, res.Stdout)
@@ -146,7 +150,10 @@ func TestJSONOnStdout(t *testing.T) {
 		rep.Parameters.SourceFrom != "most out-edges" || rep.Parameters.Seed != 7 {
 		t.Errorf("report does not say what ran: %+v", rep)
 	}
-	for _, want := range []string{"DMG bfs on kron:10", "parameters: source ", "(most out-edges), seed 7; dmg "} {
+	if rep.Summary.Reached == 0 || rep.Summary.Reached > 1024 || !strings.Contains(rep.Summary.Text, "vertices reached, depth at most") {
+		t.Errorf("BFS summary %+v", rep.Summary)
+	}
+	for _, want := range []string{"DMG bfs on kron:10", "parameters: source ", "(most out-edges), seed 7; dmg ", "result: " + rep.Summary.Text} {
 		if !strings.Contains(res.Stderr, want) {
 			t.Errorf("text report on stderr lacks %q:\n%s", want, res.Stderr)
 		}
