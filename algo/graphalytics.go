@@ -286,7 +286,7 @@ func WriteOutput[T Value](path string, g *csr.Graph, values []T) (err error) {
 	if dir == "" {
 		dir = "."
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	f, err := os.CreateTemp(dir, TempPattern(base))
 	if err != nil {
 		return errors.Wrapf(err, "algo: creating output %s", path)
 	}
@@ -581,4 +581,12 @@ func floatMatch(e, a float64) bool {
 		return e == a
 	}
 	return math.Abs(e-a) <= ValidationTolerance*math.Abs(e)
+}
+
+// TempPattern is the os.CreateTemp pattern of the temporary that an output
+// named base is written to before its rename: hidden, beside it, and named
+// by this process, so a rank that is interrupted removes its own
+// temporaries and nobody else's.
+func TempPattern(base string) string {
+	return fmt.Sprintf(".%s.tmp-%d-*", base, os.Getpid())
 }

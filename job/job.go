@@ -50,6 +50,9 @@ type Config struct {
 	Layout csr.LayoutConfig
 	// LoadProgress, if set, is called as this CN loads its chunk.
 	LoadProgress func(csr.LoadProgress)
+	// Phase, if set, is told the name of each phase as it starts (for a
+	// rank that is interrupted to say where).
+	Phase func(name string)
 	// LoadOnly stops after loading (dmg load): no algorithm is needed.
 	LoadOnly bool
 	// KeepGraph makes world rank 0 read the whole graph again after the
@@ -112,9 +115,15 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	}
 	sync := cfg.Engine.Sync
 	agree := func(err error) error { return sync(err, nil) }
+	phase := func(name string) {
+		if cfg.Phase != nil {
+			cfg.Phase(name)
+		}
+	}
 	out := &Outcome{}
 	t0 := time.Now()
 
+	phase("checking the parameters")
 	// Phase 0: parameters and output paths, before any reading.
 	err := cfg.Engine.Validate()
 	var alg algo.Algorithm
@@ -128,6 +137,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 		return nil, err
 	}
 	out.Algorithm = alg
+	phase("reading the graph")
 	// Phase 1: the graph, its partition and the program. Each compute node
 	// reads its share of the graph (and, for a directed graph the engine
 	// pulls on, its in-edges); the memory nodes learn its shape from CN 0
@@ -177,6 +187,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	out.Mode, out.Ablations = cfg.Engine.Mode, ablations(cfg)
 	loadRead := time.Since(t0)
 
+	phase("laying out the store")
 	// Phase 2: lay out (each CN measures its chunk, they share the
 	// figures, CN 0's layouts go to the MNs and are checked against the
 	// other CNs'), size pools, open the fabric.
@@ -235,6 +246,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 		}
 	}
 
+	phase("loading the memory nodes")
 	// Phase 3: every CN writes its chunk (and its in-lists), one endpoint
 	// per worker goroutine (the engine keeps them: connection set-up is not
 	// free on every fabric).
@@ -288,6 +300,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 		return out, agree(net.Close())
 	}
 
+	phase("computing")
 	// Phase 4: compute.
 	ecfg := cfg.Engine
 	ecfg.Program = alg.New(out.Params)

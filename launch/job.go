@@ -89,6 +89,8 @@ type Job struct {
 	Start time.Time
 	// cluster is the in-process fabric shared by the ranks of a --local job.
 	cluster *memfab.Cluster
+	// intr ends the process on SIGINT/SIGTERM and says in which phase.
+	intr *interrupt
 	// scratch is Sync's all-reduce buffer (one rank's goroutine uses it).
 	scratch []float64
 	// hostCNs is the number of compute nodes on this rank's host (0: not
@@ -243,6 +245,9 @@ type body func(j *Job) error
 func runJob(opts *Options, stdout, stderr io.Writer, fn body) int {
 	mu := &sync.Mutex{}
 	start := time.Now()
+	_, rank0, _ := spmd.Launched()
+	intr := newInterrupt(stderr, mu, start, rank0 == 0)
+	defer intr.stop()
 	if opts.Local {
 		roles, err := opts.roles(0)
 		if err != nil {
@@ -251,7 +256,7 @@ func runJob(opts *Options, stdout, stderr io.Writer, fn body) int {
 		}
 		cluster := memfab.NewCluster()
 		err = spmd.RunLocal(roles.Size(), func(rt spmd.Runtime) error {
-			return rankMain(rt, roles, opts, stdout, stderr, mu, start, cluster, fn)
+			return rankMain(rt, roles, opts, stdout, stderr, mu, start, cluster, intr, fn)
 		})
 		var jf *jobFailed
 		if errors.As(err, &jf) {
@@ -287,7 +292,7 @@ func runJob(opts *Options, stdout, stderr io.Writer, fn body) int {
 	}
 	roles, err := opts.roles(rt.World().Size())
 	if err == nil {
-		err = rankMain(rt, roles, opts, stdout, stderr, mu, start, nil, fn)
+		err = rankMain(rt, roles, opts, stdout, stderr, mu, start, nil, intr, fn)
 	} else if rt.World().Rank() == 0 {
 		printErr(stderr, mu, 0, err)
 	}
@@ -299,7 +304,7 @@ func runJob(opts *Options, stdout, stderr io.Writer, fn body) int {
 	return exitCode(err)
 }
 
-func rankMain(rt spmd.Runtime, roles spmd.Roles, opts *Options, stdout, stderr io.Writer, mu *sync.Mutex, start time.Time, cluster *memfab.Cluster, fn body) error {
+func rankMain(rt spmd.Runtime, roles spmd.Roles, opts *Options, stdout, stderr io.Writer, mu *sync.Mutex, start time.Time, cluster *memfab.Cluster, intr *interrupt, fn body) error {
 	w, err := spmd.NewWorld(rt, roles)
 	if err != nil {
 		// A layout error is the same on every rank.
@@ -316,7 +321,7 @@ func rankMain(rt spmd.Runtime, roles spmd.Roles, opts *Options, stdout, stderr i
 			out = stderr
 		}
 	}
-	j := &Job{World: w, Opts: opts, Out: out, Err: stderr, json: js, errMu: mu, Start: start, cluster: cluster}
+	j := &Job{World: w, Opts: opts, Out: out, Err: stderr, json: js, errMu: mu, Start: start, cluster: cluster, intr: intr}
 	stop, err := startProfile(opts.CPUProfile, w.Rank(), opts.Local)
 	if err == nil {
 		err = fn(j)

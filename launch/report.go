@@ -2,6 +2,7 @@ package launch
 
 import (
 	"encoding/json"
+	"github.com/dmg-hpc/dmg/algo"
 	"os"
 	"path/filepath"
 
@@ -31,7 +32,7 @@ func writeJSON(j *Job, v any) error {
 // directory and a rename.
 func WriteFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := os.CreateTemp(dir, algo.TempPattern(filepath.Base(path)))
 	if err != nil {
 		return BadInput(errors.Wrapf(err, "launch: cannot write %s", path))
 	}

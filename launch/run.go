@@ -171,6 +171,9 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 		return cfg, BadInputf("launch: --entry-size %d; expected 16, 32 or 64", r.entrySize)
 	}
 	cfg.LoadProgress = loadProgress(j)
+	if j.World.Rank() == 0 {
+		cfg.Phase = j.intr.setPhase
+	}
 	if r.algo == "" {
 		return cfg, BadInputf("launch: --algo is required; one of %s", strings.Join(algo.Names(), ", "))
 	}
@@ -316,6 +319,7 @@ func runJobBody(j *Job, rf *runFlags) error {
 		if o, err := out.Algorithm.Output(out.Graph, out.Result.Values); err == nil {
 			rep.Summary = algo.Summarize(o)
 		}
+		j.intr.writing(rf.out, j.Opts.JSON)
 		if rf.out != "" {
 			verr = writeValues(rf.out, out)
 		}
@@ -331,7 +335,9 @@ func runJobBody(j *Job, rf *runFlags) error {
 		return nil
 	}
 	rep.print(j)
-	return writeJSON(j, rep)
+	err = writeJSON(j, rep)
+	j.intr.done()
+	return err
 }
 
 func writeValues(path string, out *job.Outcome) error {

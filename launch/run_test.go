@@ -1,12 +1,14 @@
 package launch_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -219,4 +221,96 @@ func TestDeadPeerEndsJob(t *testing.T) {
 	if b, _ := exec.Command("pgrep", "-f", dmgBin(t)+" --roles cn:2,mn:2 run").Output(); len(strings.TrimSpace(string(b))) > 0 {
 		t.Errorf("ranks still running: %s", b)
 	}
+}
+
+// SIGTERM or SIGINT to the ranks (what a batch system sends) ends the job:
+// one line from rank 0 naming the signal and the phase, exit status
+// 128 + the signal, every process gone within seconds, the old output
+// untouched and no temporary left beside it.
+func TestInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mpirun integration test")
+	}
+	for _, c := range []struct {
+		sig  syscall.Signal
+		name string
+		code int
+	}{{syscall.SIGTERM, "SIGTERM", 143}, {syscall.SIGINT, "SIGINT", 130}} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			outPath := filepath.Join(dir, "pr.out")
+			if err := os.WriteFile(outPath, []byte("old\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(mpitest.Mpirun(t), "-q", "-np", "2", dmgBin(t), "--roles", "cn:1,mn:1", "-v", "run", "--algo", "pagerank",
+				"--graph", "kron:16", "--iterations", "100000", "--out", outPath)
+			cmd.Env = append(os.Environ(), mpitest.Env()...)
+			var stderr syncBuffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			deadline := time.Now().Add(60 * time.Second)
+			for !strings.Contains(stderr.String(), "iter 2 ") {
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					t.Fatalf("the run never reached its third iteration:\n%s", stderr.String())
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			b, _ := exec.Command("pgrep", "-P", strconv.Itoa(cmd.Process.Pid)).Output()
+			pids := strings.Fields(string(b))
+			if len(pids) != 2 {
+				cmd.Process.Kill()
+				t.Fatalf("ranks %v; want 2", pids)
+			}
+			sent := time.Now()
+			for _, p := range pids {
+				pid, _ := strconv.Atoi(p)
+				syscall.Kill(pid, c.sig)
+			}
+			select {
+			case <-done:
+			case <-time.After(15 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("still running 15 s after %s", c.name)
+			}
+			if took := time.Since(sent); took > 10*time.Second {
+				t.Errorf("took %v to end", took)
+			}
+			if code := cmd.ProcessState.ExitCode(); code != c.code {
+				t.Errorf("exit %d, want %d", code, c.code)
+			}
+			want := "dmg: interrupted by " + c.name + " after "
+			if n := strings.Count(stderr.String(), want); n != 1 || !strings.Contains(stderr.String(), "while computing; no output written") {
+				t.Errorf("%d lines %q (want 1, naming the phase):\n%s", n, want, stderr.String())
+			}
+			if b, err := os.ReadFile(outPath); err != nil || string(b) != "old\n" {
+				t.Errorf("--out after the interrupt: %q, %v; want it untouched", b, err)
+			}
+			if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
+				t.Errorf("temporaries left: %v", left)
+			}
+		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer the test reads while a process writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
