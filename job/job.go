@@ -53,6 +53,11 @@ type Config struct {
 	// Phase, if set, is told the name of each phase as it starts (for a
 	// rank that is interrupted to say where).
 	Phase func(name string)
+	// PeerTimeout, when positive, starts the liveness heartbeats once the
+	// fabric is open: a peer whose heartbeat has not moved for this long
+	// is reported to Stalled (once), which ends the job.
+	PeerTimeout time.Duration
+	Stalled     func(msg string)
 	// LoadOnly stops after loading (dmg load): no algorithm is needed.
 	LoadOnly bool
 	// KeepGraph makes world rank 0 read the whole graph again after the
@@ -100,6 +105,9 @@ type Outcome struct {
 	ComputeS     float64
 }
 
+// phaseNames are the phases of Execute, in order (Config.Phase, liveness).
+var phaseNames = []string{"checking the parameters", "reading the graph", "laying out the store", "loading the memory nodes", "computing"}
+
 // poolHeadroom is added to a pool sized from the graph.
 const poolHeadroom = 1 << 16
 
@@ -115,9 +123,15 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	}
 	sync := cfg.Engine.Sync
 	agree := func(err error) error { return sync(err, nil) }
+	var live *liveness
 	phase := func(name string) {
 		if cfg.Phase != nil {
 			cfg.Phase(name)
+		}
+		for i, p := range phaseNames {
+			if p == name {
+				live.setPhase(i)
+			}
 		}
 	}
 	out := &Outcome{}
@@ -200,7 +214,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	if err == nil && cfg.MNMem > 0 {
 		avail := make([]uint64, w.Roles.MN)
 		for m := range avail {
-			avail[m] = cfg.MNMem
+			avail[m] = cfg.MNMem - min(cfg.MNMem, heartbeatBytes(w.Roles.Size()))
 		}
 		if cerr := last.CheckCapacity(avail); cerr != nil {
 			err = &rank.ParamError{Msg: "--mn-mem is too small: " + cerr.Error()}
@@ -210,7 +224,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	if err == nil {
 		pool := uint64(0)
 		if w.Role == spmd.MN {
-			pool = last.MN[w.Index].Needed + poolHeadroom
+			pool = last.MN[w.Index].Needed + poolHeadroom + heartbeatBytes(w.Roles.Size())
 			if cfg.MNMem > 0 {
 				pool = cfg.MNMem
 			}
@@ -224,6 +238,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	var eps []verbs.Endpoint
 	closed := false
 	defer func() {
+		live.close() // before the network it uses
 		for _, ep := range eps {
 			ep.Close()
 		}
@@ -231,6 +246,26 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 			net.Close()
 		}
 	}()
+	if cfg.PeerTimeout > 0 && cfg.Stalled != nil {
+		var leps []verbs.Endpoint
+		for range w.Roles.MN {
+			if w.Role != spmd.CN || err != nil {
+				break
+			}
+			var ep verbs.Endpoint
+			if ep, err = net.NewEndpoint(); err == nil {
+				leps = append(leps, ep)
+			}
+		}
+		if err != nil {
+			for _, ep := range leps {
+				ep.Close()
+			}
+		} else {
+			live = startLiveness(w, net, leps, cfg.PeerTimeout, phaseNames, cfg.Stalled)
+			live.setPhase(2)
+		}
+	}
 	st, err = rank.NewStore(layouts.Out, layouts.In, storeConfig(cfg, shape, out.Chunks, w.Roles.MN))
 	if err := agree(err); err != nil {
 		return nil, err
@@ -252,7 +287,11 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	// free on every fabric).
 	var degrees []uint32
 	var puller verbs.Endpoint
-	err = last.CheckCapacity(out.MNPool)
+	usable := make([]uint64, len(out.MNPool))
+	for m, p := range out.MNPool {
+		usable[m] = p - min(p, heartbeatBytes(w.Roles.Size()))
+	}
+	err = last.CheckCapacity(usable)
 	if err == nil && w.Role == spmd.CN {
 		lo, hi := out.Chunks[w.Index], out.Chunks[w.Index+1]
 		g := sh.Graph
@@ -297,6 +336,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	out.Layout = layouts.Out
 	if cfg.LoadOnly {
 		closed = true
+		live.close()
 		return out, agree(net.Close())
 	}
 
@@ -310,6 +350,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	}
 	out.Result, out.ComputeS = res, res.ComputeSeconds
 	closed = true
+	live.close()
 	err = net.Close()
 	if err == nil && cfg.KeepGraph && w.Rank() == 0 {
 		out.Graph, err = wholeGraph(&cfg, alg)

@@ -136,6 +136,16 @@ func (j *Job) Logf(format string, args ...any) {
 	fmt.Fprintf(j.Err, "[%6.2fs rank %d %s%d] %s\n", time.Since(j.Start).Seconds(), j.Rank(), j.Role, j.Index, fmt.Sprintf(format, args...))
 }
 
+// stalled ends the job for a peer that has stopped moving (job.Config.
+// Stalled): one line, then every rank is aborted. The watchers of several
+// ranks may see it at once; each waits a little by rank, so the lowest
+// one's line is the one printed before the abort takes the others.
+func (j *Job) stalled(msg string) {
+	time.Sleep(time.Duration(j.Rank()) * 300 * time.Millisecond)
+	printErr(j.Err, j.errMu, j.Rank(), errors.New(msg))
+	j.World.Runtime.Abort(ExitFailure)
+}
+
 // IsRoot tells whether this rank writes the report.
 func (j *Job) IsRoot() bool { return j.Rank() == 0 }
 

@@ -47,6 +47,7 @@ type runFlags struct {
 	cxlDir      string
 	cxlDev      string
 	timeout     time.Duration
+	peerTimeout time.Duration
 	seed        uint64
 	undirected  bool
 	weighted    bool
@@ -91,6 +92,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&r.cxlDir, "cxl-dir", "", cxlDirUsage)
 	fs.StringVar(&r.cxlDev, "cxl-dev", "", cxlDevUsage)
 	fs.DurationVar(&r.timeout, "timeout", verbs.DefaultTimeout, "how long to wait for a fabric completion before failing")
+	fs.DurationVar(&r.peerTimeout, "peer-timeout", 30*time.Second, "a peer whose heartbeat in DM has not moved for this long (frozen, not slow) ends the job, naming it; 0 turns the watch off")
 	fs.Uint64Var(&r.seed, "seed", 1, "seed of the generators and synthetic weights")
 	fs.BoolVar(&r.undirected, "undirected", false, "treat the input as undirected (store every edge both ways)")
 	fs.BoolVar(&r.weighted, "weighted", false, "load edge weights (inputs without weights get deterministic synthetic weights in (0,1]); SSSP implies it")
@@ -171,6 +173,9 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 		return cfg, BadInputf("launch: --entry-size %d; expected 16, 32 or 64", r.entrySize)
 	}
 	cfg.LoadProgress = loadProgress(j)
+	if !j.Opts.Local { // in one process a peer cannot freeze alone
+		cfg.PeerTimeout, cfg.Stalled = r.peerTimeout, j.stalled
+	}
 	if j.World.Rank() == 0 {
 		cfg.Phase = j.intr.setPhase
 	}
@@ -232,6 +237,7 @@ func (r *runFlags) check() error {
 		{r.workers < 0, "--workers", r.workers, "0 (the host's cores) or more"},
 		{r.inflight < 1, "--inflight", r.inflight, "at least 1"},
 		{r.timeout <= 0, "--timeout", r.timeout, "a positive duration such as 10s"},
+		{r.peerTimeout < 0, "--peer-timeout", r.peerTimeout, "a duration ≥ 0 (0: no watch)"},
 		{set("iterations") && r.iterations < 1, "--iterations", r.iterations, "at least 1 (leave it out for the properties' count, else 20)"},
 		{!finite(r.damping) || set("damping") && (r.damping < 0 || r.damping > 1), "--damping", r.damping, "a number from 0 to 1"},
 		{!finite(r.alpha) || r.alpha < 0, "--alpha", r.alpha, "a finite number ≥ 0 (0: 8·(CNs−1))"},

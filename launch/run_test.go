@@ -3,6 +3,7 @@ package launch_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -242,33 +243,14 @@ func TestInterrupted(t *testing.T) {
 			if err := os.WriteFile(outPath, []byte("old\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(mpitest.Mpirun(t), "-q", "-np", "2", dmgBin(t), "--roles", "cn:1,mn:1", "-v", "run", "--algo", "pagerank",
-				"--graph", "kron:16", "--iterations", "100000", "--out", outPath)
-			cmd.Env = append(os.Environ(), mpitest.Env()...)
-			var stderr syncBuffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			deadline := time.Now().Add(60 * time.Second)
-			for !strings.Contains(stderr.String(), "iter 2 ") {
-				if time.Now().After(deadline) {
-					cmd.Process.Kill()
-					t.Fatalf("the run never reached its third iteration:\n%s", stderr.String())
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-			b, _ := exec.Command("pgrep", "-P", strconv.Itoa(cmd.Process.Pid)).Output()
-			pids := strings.Fields(string(b))
+			cmd, stderr, done := startComputing(t, "cn:1,mn:1", 2, "--iterations", "1000000", "--out", outPath)
+			pids := rankPIDs(t, cmd.Process.Pid)
 			if len(pids) != 2 {
 				cmd.Process.Kill()
 				t.Fatalf("ranks %v; want 2", pids)
 			}
 			sent := time.Now()
-			for _, p := range pids {
-				pid, _ := strconv.Atoi(p)
+			for _, pid := range pids {
 				syscall.Kill(pid, c.sig)
 			}
 			select {
@@ -313,4 +295,124 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// rankPIDs maps the world ranks of an mpirun's children to their pids
+// (from OMPI_COMM_WORLD_RANK in their environment).
+func rankPIDs(t *testing.T, mpirun int) map[int]int {
+	t.Helper()
+	b, _ := exec.Command("pgrep", "-P", strconv.Itoa(mpirun)).Output()
+	out := map[int]int{}
+	for _, p := range strings.Fields(string(b)) {
+		pid, _ := strconv.Atoi(p)
+		env, err := os.ReadFile(filepath.Join("/proc", p, "environ"))
+		if err != nil {
+			continue
+		}
+		for _, kv := range strings.Split(string(env), "\x00") {
+			if v, ok := strings.CutPrefix(kv, "OMPI_COMM_WORLD_RANK="); ok {
+				r, _ := strconv.Atoi(v)
+				out[r] = pid
+			}
+		}
+	}
+	return out
+}
+
+// startComputing starts a long PageRank under mpirun with -v and waits
+// until rank 0 logs its third iteration.
+func startComputing(t *testing.T, roles string, np int, extra ...string) (*exec.Cmd, *syncBuffer, chan error) {
+	t.Helper()
+	args := append([]string{"-q", "-np", strconv.Itoa(np), dmgBin(t), "--roles", roles, "-v", "run", "--algo", "pagerank", "--graph", "kron:14"}, extra...)
+	cmd := exec.Command(mpitest.Mpirun(t), args...)
+	cmd.Env = append(os.Environ(), mpitest.Env()...)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(stderr.String(), "iter 2 ") {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the run never reached its third iteration:\n%s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return cmd, stderr, done
+}
+
+// A frozen peer (SIGSTOP), CN or MN, ends the job within --peer-timeout
+// plus a few seconds, with one line naming it; every process goes.
+func TestPeerStalled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mpirun integration test")
+	}
+	const timeout = 6 * time.Second
+	for _, c := range []struct {
+		rank int
+		want string
+	}{{1, "rank 1 (cn 1) has not moved for"}, {2, "rank 2 (mn 0) has not answered for"}} {
+		t.Run(fmt.Sprintf("rank%d", c.rank), func(t *testing.T) {
+			cmd, stderr, done := startComputing(t, "cn:2,mn:2", 4, "--iterations", "1000000", "--peer-timeout", timeout.String())
+			pids := rankPIDs(t, cmd.Process.Pid)
+			victim, ok := pids[c.rank]
+			if !ok {
+				cmd.Process.Kill()
+				t.Fatalf("no pid for rank %d in %v", c.rank, pids)
+			}
+			stopped := time.Now()
+			syscall.Kill(victim, syscall.SIGSTOP)
+			select {
+			case <-done:
+			case <-time.After(timeout + 15*time.Second):
+				syscall.Kill(victim, syscall.SIGKILL)
+				cmd.Process.Kill()
+				t.Fatalf("still running %v after SIGSTOP of rank %d:\n%s", time.Since(stopped), c.rank, stderr.String())
+			}
+			if took := time.Since(stopped); took > timeout+5*time.Second {
+				t.Errorf("ended %v after the stop; want within %v", took, timeout+5*time.Second)
+			}
+			if cmd.ProcessState.ExitCode() == 0 {
+				t.Error("exit 0 after a peer froze")
+			}
+			if n := strings.Count(stderr.String(), "peers stalled: "); n != 1 || !strings.Contains(stderr.String(), c.want) {
+				t.Errorf("%d stall lines; want one containing %q:\n%s", n, c.want, stderr.String())
+			}
+			for _, pid := range pids {
+				if err := syscall.Kill(pid, 0); err == nil {
+					time.Sleep(2 * time.Second)
+					if syscall.Kill(pid, 0) == nil {
+						syscall.Kill(pid, syscall.SIGKILL)
+						t.Errorf("rank process %d still alive after the job ended", pid)
+					}
+				}
+			}
+		})
+	}
+}
+
+// A peer stopped for less than --peer-timeout is slow, not stalled: the
+// job finishes.
+func TestShortStopSurvived(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mpirun integration test")
+	}
+	cmd, stderr, done := startComputing(t, "cn:2,mn:1", 3, "--iterations", "400", "--peer-timeout", "10s")
+	pids := rankPIDs(t, cmd.Process.Pid)
+	victim := pids[1]
+	syscall.Kill(victim, syscall.SIGSTOP)
+	time.Sleep(4 * time.Second)
+	syscall.Kill(victim, syscall.SIGCONT)
+	select {
+	case <-done:
+	case <-time.After(90 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("did not finish:\n%s", stderr.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit %d after a 4 s stop with --peer-timeout 10s:\n%s", code, stderr.String())
+	}
 }
