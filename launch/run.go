@@ -148,12 +148,9 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 	if err := r.check(); err != nil {
 		return job.Config{}, err
 	}
-	var source uint64
-	if r.fs.Changed("source") {
-		var err error
-		if source, err = strconv.ParseUint(r.source, 10, 64); err != nil {
-			return job.Config{}, BadInputf("launch: --source %q is not a vertex id; expected an integer from 0 to %d", r.source, uint64(math.MaxUint64))
-		}
+	source, err := r.sourceID()
+	if err != nil {
+		return job.Config{}, err
 	}
 	cfg := job.Config{
 		Algo: r.algo, Graph: r.graph, KeepGraph: r.verify,
@@ -220,6 +217,18 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 		return j.openNetwork(c)
 	}
 	return cfg, nil
+}
+
+// sourceID is --source as a vertex id (0 when not given).
+func (r *runFlags) sourceID() (uint64, error) {
+	if !r.fs.Changed("source") {
+		return 0, nil
+	}
+	id, err := strconv.ParseUint(r.source, 10, 64)
+	if err != nil {
+		return 0, BadInputf("launch: --source %q is not a vertex id; expected an integer from 0 to %d", r.source, uint64(math.MaxUint64))
+	}
+	return id, nil
 }
 
 // check checks every numeric flag on its own, so the message names the one
@@ -479,7 +488,7 @@ func newRunReport(j *Job, out *job.Outcome) *runReport {
 }
 
 func hb(n uint64) string { return humanize.IBytes(n) }
-func hn(n uint64) string { return humanize.SIWithDigits(float64(n), 1, "") }
+func hn(n uint64) string { return strings.TrimSpace(humanize.SIWithDigits(float64(n), 1, "")) }
 
 func (r *runReport) print(j *Job) {
 	w := j.Out
