@@ -125,10 +125,10 @@ func (j *Job) HostCNs() (int, error) {
 	return j.hostCNs, nil
 }
 
-// Logf prints a progress line on stderr when --verbose is set, from every
-// rank, tagged with the rank and role.
+// Logf prints a progress line on stderr, tagged with the rank and role:
+// with -v from rank 0, with -vv from every rank.
 func (j *Job) Logf(format string, args ...any) {
-	if !j.Opts.Verbose {
+	if j.Opts.Verbose == 0 || (j.Opts.Verbose == 1 && j.Rank() != 0) {
 		return
 	}
 	j.errMu.Lock()

@@ -9,7 +9,7 @@ import (
 type Options struct {
 	Roles   string // --roles cn:C,mn:M
 	Local   bool   // --local: every rank a goroutine in this process
-	Verbose bool   // -v: per-rank progress lines on stderr
+	Verbose int    // -v: progress on stderr from rank 0; -vv: from every rank
 	JSON    string // --json FILE: the machine-readable report
 	// CPUProfile is --cpuprofile PREFIX: each rank writes a Go CPU profile
 	// of its whole run to PREFIX.rankN.pprof (go tool pprof reads it).
@@ -21,7 +21,7 @@ type Options struct {
 func (o *Options) register(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Roles, "roles", "", "role layout cn:C,mn:M; ranks 0..C-1 are compute nodes, the rest memory nodes (default: half and half, cn:2,mn:2 with --local)")
 	fs.BoolVar(&o.Local, "local", false, "run every rank as a goroutine in this process (in-process fabric) instead of under mpirun/srun")
-	fs.BoolVarP(&o.Verbose, "verbose", "v", false, "log per-rank progress on stderr")
+	fs.CountVarP(&o.Verbose, "verbose", "v", "log progress on stderr: -v from rank 0 (each iteration once), -vv from every rank")
 	fs.StringVar(&o.JSON, "json", "", "also write the report as JSON to `FILE` (-: the JSON alone on stdout, the text report on stderr)")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "each rank writes a CPU profile of its run to `PREFIX`.rankN.pprof (for go tool pprof)")
 }
