@@ -31,8 +31,9 @@ import (
 )
 
 // Defaults of `dmg bench suite`. DefaultSuiteVariants is a comma-separated
-// list of NAME=EXTRA-FLAGS (flags split at spaces); a variant whose flag
-// does not exist yet fails its runs and is recorded as failed, not fatal.
+// list of NAME=EXTRA-FLAGS (flags split at spaces); a variant whose flags
+// a run refuses (an unknown flag, a bad value) is recorded as failed, not
+// fatal.
 const (
 	DefaultSuiteGraphs   = "kron:14"
 	DefaultSuiteAlgos    = "pagerank,bfs"
@@ -262,7 +263,7 @@ func orDiscard(w io.Writer) io.Writer {
 // Run executes the matrix, writing the rows after every run (so an
 // interrupted suite keeps what it measured), then reports. A run that fails
 // is recorded and the suite goes on; after a failure for bad input (exit
-// 2, e.g. a flag that does not exist yet) the remaining repetitions of that
+// 2, e.g. an unknown flag or a bad value) the remaining repetitions of that
 // cell are recorded as skipped. The error is for the suite itself: bad
 // configuration, files, interruption, or no successful run at all.
 func (s *Suite) Run(ctx context.Context) ([]SuiteRow, error) {
