@@ -7,6 +7,8 @@ import (
 	"math"
 	"os"
 	"runtime/pprof"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -144,6 +146,24 @@ func (j *Job) stalled(msg string) {
 	time.Sleep(time.Duration(j.Rank()) * 300 * time.Millisecond)
 	printErr(j.Err, j.errMu, j.Rank(), errors.New(msg))
 	j.World.Runtime.Abort(ExitFailure)
+}
+
+// gatherPeers tells the interrupt handler every rank's host and pid.
+func (j *Job) gatherPeers() error {
+	host := hostname()
+	all, err := j.Comm.AllGather([]byte(fmt.Sprintf("%s\x00%d", host, os.Getpid())))
+	if err != nil {
+		return errors.Wrap(err, "launch: exchanging hosts and pids")
+	}
+	peers := make([]peer, len(all))
+	for r, b := range all {
+		h, pid, _ := strings.Cut(string(b), "\x00")
+		role, idx := j.Roles.Of(r)
+		n, _ := strconv.Atoi(pid)
+		peers[r] = peer{rank: r, role: fmt.Sprintf("%s %d", role, idx), host: h, pid: n}
+	}
+	j.intr.setPeers(host, peers)
+	return nil
 }
 
 // IsRoot tells whether this rank writes the report.
@@ -332,6 +352,11 @@ func rankMain(rt spmd.Runtime, roles spmd.Roles, opts *Options, stdout, stderr i
 		}
 	}
 	j := &Job{World: w, Opts: opts, Out: out, Err: stderr, json: js, errMu: mu, Start: start, cluster: cluster, intr: intr}
+	if cluster == nil { // under a launcher: where every rank runs, for a signal's message
+		if err := j.gatherPeers(); err != nil {
+			return j.Agree(err)
+		}
+	}
 	stop, err := startProfile(opts.CPUProfile, w.Rank(), opts.Local)
 	if err == nil {
 		err = fn(j)

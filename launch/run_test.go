@@ -201,6 +201,9 @@ func TestDeadPeerEndsJob(t *testing.T) {
 		t.Fatal("no rank process found")
 	}
 	time.Sleep(2 * time.Second)
+	if pid, ok := rankPIDs(t, cmd.Process.Pid)[3]; ok {
+		victim = pid // an MN, so rank 0 lives to name it
+	}
 	killed := time.Now()
 	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
 		t.Fatalf("kill %d: %v", victim, err)
@@ -212,6 +215,9 @@ func TestDeadPeerEndsJob(t *testing.T) {
 		}
 		if d := time.Since(killed); d > 20*time.Second {
 			t.Errorf("job took %v to end after a rank died", d)
+		}
+		if want := fmt.Sprintf("rank 3 (mn 1, pid %d on ", victim); !strings.Contains(out.String(), want) {
+			t.Errorf("dmg does not name the dead rank (%q):\n%s", want, out.String())
 		}
 	case <-time.After(60 * time.Second):
 		cmd.Process.Kill()

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -28,6 +29,16 @@ type interrupt struct {
 	phase   string
 	outputs []string
 	written bool
+	peers   []peer // every rank's host and pid, once the world is up
+	host    string
+}
+
+// peer is where a rank runs.
+type peer struct {
+	rank int
+	role string
+	host string
+	pid  int
 }
 
 func newInterrupt(stderr io.Writer, mu *sync.Mutex, start time.Time, print bool) *interrupt {
@@ -35,6 +46,13 @@ func newInterrupt(stderr io.Writer, mu *sync.Mutex, start time.Time, print bool)
 	signal.Notify(in.sigs, syscall.SIGINT, syscall.SIGTERM)
 	go in.wait()
 	return in
+}
+
+// setPeers records where every rank runs (world rank 0 asks on a signal).
+func (in *interrupt) setPeers(host string, peers []peer) {
+	in.state.Lock()
+	in.host, in.peers = host, peers
+	in.state.Unlock()
 }
 
 // stop stops listening (the job is over).
@@ -70,7 +88,7 @@ func (in *interrupt) wait() {
 	}
 	sig, _ := s.(syscall.Signal)
 	in.state.Lock()
-	phase, outs, written := in.phase, in.outputs, in.written
+	phase, outs, written, peers, host := in.phase, in.outputs, in.written, in.peers, in.host
 	in.state.Unlock()
 	for _, p := range outs {
 		if p == "" || p == "-" {
@@ -86,8 +104,21 @@ func (in *interrupt) wait() {
 		if written {
 			what = "the outputs were written"
 		}
+		// The launcher also sends SIGTERM when a rank has died: name it
+		// when it ran on this host (where its pid can be asked about).
+		var dead []string
+		for _, p := range peers {
+			if p.host == host && p.pid > 0 && syscall.Kill(p.pid, 0) == syscall.ESRCH {
+				dead = append(dead, fmt.Sprintf("rank %d (%s, pid %d on %s)", p.rank, p.role, p.pid, p.host))
+			}
+		}
 		in.mu.Lock()
-		fmt.Fprintf(in.stderr, "dmg: interrupted by %s after %.1fs, while %s; %s\n", signalName(sig), time.Since(in.start).Seconds(), phase, what)
+		if len(dead) > 0 {
+			fmt.Fprintf(in.stderr, "dmg: %s died after %.1fs, while %s; the job ends (%s from the launcher); %s\n",
+				strings.Join(dead, ", "), time.Since(in.start).Seconds(), phase, signalName(sig), what)
+		} else {
+			fmt.Fprintf(in.stderr, "dmg: interrupted by %s after %.1fs, while %s; %s\n", signalName(sig), time.Since(in.start).Seconds(), phase, what)
+		}
 		in.mu.Unlock()
 	}
 	os.Exit(128 + int(sig))
