@@ -174,7 +174,22 @@ func (l *liveness) run() {
 	view := make([]uint64, n)
 	tick := time.NewTicker(beat)
 	defer tick.Stop()
+	prev := now
 	for count := uint64(1); ; count++ {
+		if gap := time.Since(prev); gap > 4*beat {
+			// This rank was frozen itself (stopped, then continued):
+			// what it saw is stale, not the others' fault.
+			now := time.Now()
+			for r := range seen {
+				seen[r] = now
+			}
+			l.mu.Lock()
+			for m := range l.reply {
+				l.reply[m] = now
+			}
+			l.mu.Unlock()
+		}
+		prev = time.Now()
 		var quiet []int            // MNs whose table has not answered
 		var silent []time.Duration // for how long
 		if l.w.Role == spmd.MN {

@@ -140,10 +140,10 @@ func (j *Job) Logf(format string, args ...any) {
 
 // stalled ends the job for a peer that has stopped moving (job.Config.
 // Stalled): one line, then every rank is aborted. The watchers of several
-// ranks may see it at once; each waits a little by rank, so the lowest
+// ranks may see it at once; each waits a second per rank, so the lowest
 // one's line is the one printed before the abort takes the others.
 func (j *Job) stalled(msg string) {
-	time.Sleep(time.Duration(j.Rank()) * 300 * time.Millisecond)
+	time.Sleep(time.Duration(j.Rank()) * time.Second)
 	printErr(j.Err, j.errMu, j.Rank(), errors.New(msg))
 	j.World.Runtime.Abort(ExitFailure)
 }
@@ -183,13 +183,16 @@ func (j *Job) Agree(err error) error { return j.Sync(err, nil) }
 // Sync is Agree that also sums vec element-wise over the world, in the
 // same all-reduce (the engine's iteration boundary: rank.Config.Sync).
 func (j *Job) Sync(err error, vec []float64) error {
-	return agree(j.World.Runtime, j.Comm, j.Err, j.errMu, &j.scratch, err, vec)
+	return agree(j.World.Runtime, j.Comm, j.Err, j.errMu, &j.scratch, err, vec, j.intr)
 }
 
 // agree runs one all-reduce of vec followed by two slots per rank: the
 // exit code of a rank that failed in this phase, and (for a failure agreed
 // on before, passed on) the printing rank plus one.
-func agree(rt spmd.Runtime, comm spmd.Comm, stderr io.Writer, mu *sync.Mutex, scratch *[]float64, err error, vec []float64) error {
+// intr, when not nil, learns the job's failure code as soon as the ranks
+// agree on it, before anything is printed, and names the peers that died
+// (a failure that follows a death is reported as the death).
+func agree(rt spmd.Runtime, comm spmd.Comm, stderr io.Writer, mu *sync.Mutex, scratch *[]float64, err error, vec []float64, intr *interrupt) error {
 	code := exitCode(err)
 	me := comm.Rank()
 	// A failure agreed on in an earlier phase has been printed already:
@@ -250,7 +253,17 @@ func agree(rt spmd.Runtime, comm spmd.Comm, stderr io.Writer, mu *sync.Mutex, sc
 	if worst == 0 {
 		return nil
 	}
+	intr.end(worst)
 	if first == me && done == nil {
+		// A peer killed a moment ago may still be exiting (its memory
+		// already gone, which is what this rank tripped on): give it time
+		// to show as dead.
+		if intr.hasPeers() {
+			time.Sleep(200 * time.Millisecond)
+		}
+		if dead := intr.dead(); len(dead) > 0 {
+			err = errors.Errorf("%s died; the job ends (then: %v)", strings.Join(dead, ", "), err)
+		}
 		printErr(stderr, mu, me, err)
 	}
 	return &jobFailed{code: worst, rank: first}
@@ -326,13 +339,21 @@ func runJob(opts *Options, stdout, stderr io.Writer, fn body) int {
 	} else if rt.World().Rank() == 0 {
 		printErr(stderr, mu, 0, err)
 	}
-	_ = rt.Finalize()
 	var jf *jobFailed
-	if errors.As(err, &jf) {
+	if errors.As(err, &jf) && jf.rank != rt.World().Rank() {
+		// Give the rank that prints the failure the time to get its line
+		// out: the launcher tears the job down at the first exit.
+		time.Sleep(failGrace)
+	}
+	_ = rt.Finalize()
+	if jf != nil {
 		return jf.code
 	}
 	return exitCode(err)
 }
+
+// failGrace is how long a rank that did not print a failure lingers.
+const failGrace = 300 * time.Millisecond
 
 func rankMain(rt spmd.Runtime, roles spmd.Roles, opts *Options, stdout, stderr io.Writer, mu *sync.Mutex, start time.Time, cluster *memfab.Cluster, intr *interrupt, fn body) error {
 	w, err := spmd.NewWorld(rt, roles)

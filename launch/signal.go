@@ -29,6 +29,7 @@ type interrupt struct {
 	phase   string
 	outputs []string
 	written bool
+	ending  int    // the agreed failure's exit code, once the ranks know it
 	peers   []peer // every rank's host and pid, once the world is up
 	host    string
 }
@@ -46,6 +47,66 @@ func newInterrupt(stderr io.Writer, mu *sync.Mutex, start time.Time, print bool)
 	signal.Notify(in.sigs, syscall.SIGINT, syscall.SIGTERM)
 	go in.wait()
 	return in
+}
+
+// deadPeers names the ranks on this host whose process is gone.
+func deadPeers(host string, peers []peer) []string {
+	var dead []string
+	for _, p := range peers {
+		if p.host == host && p.pid > 0 && gone(p.pid) {
+			dead = append(dead, fmt.Sprintf("rank %d (%s, pid %d on %s)", p.rank, p.role, p.pid, p.host))
+		}
+	}
+	return dead
+}
+
+// gone says a process has exited: no such pid, or a zombie its parent has
+// not reaped yet.
+func gone(pid int) bool {
+	if syscall.Kill(pid, 0) == syscall.ESRCH {
+		return true
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// "pid (comm) S ...": the state follows the last ')'.
+	if i := strings.LastIndexByte(string(b), ')'); i >= 0 && i+2 < len(b) {
+		return b[i+2] == 'Z' || b[i+2] == 'X'
+	}
+	return false
+}
+
+// hasPeers says whether the ranks' processes are known (under a launcher).
+func (in *interrupt) hasPeers() bool {
+	if in == nil {
+		return false
+	}
+	in.state.Lock()
+	defer in.state.Unlock()
+	return len(in.peers) > 0
+}
+
+// dead is deadPeers of the job (nil receiver: none known).
+func (in *interrupt) dead() []string {
+	if in == nil {
+		return nil
+	}
+	in.state.Lock()
+	host, peers := in.host, in.peers
+	in.state.Unlock()
+	return deadPeers(host, peers)
+}
+
+// end records that the ranks agreed on a failure with this exit code (nil
+// receiver: no handler).
+func (in *interrupt) end(code int) {
+	if in == nil {
+		return
+	}
+	in.state.Lock()
+	in.ending = code
+	in.state.Unlock()
 }
 
 // setPeers records where every rank runs (world rank 0 asks on a signal).
@@ -88,8 +149,21 @@ func (in *interrupt) wait() {
 	}
 	sig, _ := s.(syscall.Signal)
 	in.state.Lock()
-	phase, outs, written, peers, host := in.phase, in.outputs, in.written, in.peers, in.host
+	phase, outs, written, peers, host, ending := in.phase, in.outputs, in.written, in.peers, in.host, in.ending
 	in.state.Unlock()
+	if ending != 0 {
+		// The job has failed and says so: the launcher is tearing it down
+		// after another rank's exit. Let the message out, say nothing more.
+		time.Sleep(failGrace)
+		in.mu.Lock()
+		os.Exit(ending)
+	}
+	if !in.print {
+		// The launcher signals every rank at once: the others linger, so
+		// that rank 0 finds them alive and does not take their exit for a
+		// death, and their memory stays up while its workers finish.
+		time.Sleep(failGrace)
+	}
 	for _, p := range outs {
 		if p == "" || p == "-" {
 			continue
@@ -106,12 +180,7 @@ func (in *interrupt) wait() {
 		}
 		// The launcher also sends SIGTERM when a rank has died: name it
 		// when it ran on this host (where its pid can be asked about).
-		var dead []string
-		for _, p := range peers {
-			if p.host == host && p.pid > 0 && syscall.Kill(p.pid, 0) == syscall.ESRCH {
-				dead = append(dead, fmt.Sprintf("rank %d (%s, pid %d on %s)", p.rank, p.role, p.pid, p.host))
-			}
-		}
+		dead := deadPeers(host, peers)
 		in.mu.Lock()
 		if len(dead) > 0 {
 			fmt.Fprintf(in.stderr, "dmg: %s died after %.1fs, while %s; the job ends (%s from the launcher); %s\n",
