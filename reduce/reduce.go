@@ -99,6 +99,19 @@ func (o Op) Candidate(c uint64, w float32) uint64 {
 	return c
 }
 
+// EdgeCandidate is the candidate along edge i of a run from a source with
+// contribution c: the given per-edge candidate (cands non-nil, Custom edge
+// maps), else the edge map of c and the edge's weight.
+func (o Op) EdgeCandidate(i int, c uint64, w []float32, cands []uint64) uint64 {
+	switch {
+	case cands != nil:
+		return cands[i]
+	case o.weighted:
+		return o.Candidate(c, w[i])
+	}
+	return c
+}
+
 // Weighted says the candidates depend on the edge weights.
 func (o Op) Weighted() bool { return o.weighted }
 
@@ -188,13 +201,7 @@ func (o Op) ScatterCands(acc []uint64, base uint32, dst []uint32, cands []uint64
 // one caller per reset (for minima; sums report at least once).
 func (o Op) ScatterAtomic(acc []uint64, base uint32, dst []uint32, w []float32, c uint64, cands []uint64, touched []uint32) []uint32 {
 	for i, d := range dst {
-		cand := c
-		switch {
-		case cands != nil:
-			cand = cands[i]
-		case o.weighted:
-			cand = o.Candidate(c, w[i])
-		}
+		cand := o.EdgeCandidate(i, c, w, cands)
 		if o.casReduce(&acc[d-base], cand) {
 			touched = append(touched, d)
 		}
@@ -208,13 +215,7 @@ func (o Op) ScatterAtomic(acc []uint64, base uint32, dst []uint32, w []float32, 
 func (o Op) ScatterAtomicBelow(acc, vals []uint64, base uint32, dst []uint32, w []float32, c uint64, cands []uint64, touched []uint32) ([]uint32, uint64) {
 	var dropped uint64
 	for i, d := range dst {
-		cand := c
-		switch {
-		case cands != nil:
-			cand = cands[i]
-		case o.weighted:
-			cand = o.Candidate(c, w[i])
-		}
+		cand := o.EdgeCandidate(i, c, w, cands)
 		if !o.Better(cand, vals[d-base]) {
 			dropped++
 			continue

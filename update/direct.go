@@ -135,13 +135,7 @@ func (d *Direct) Add(v uint32, cand uint64) error {
 // along edges to dst (weights w), or the given candidates (cands non-nil).
 func (d *Direct) AddSegment(dst []uint32, w []float32, c uint64, cands []uint64) error {
 	for i, v := range dst {
-		cand := c
-		switch {
-		case cands != nil:
-			cand = cands[i]
-		case d.op.Weighted():
-			cand = d.op.Candidate(c, w[i])
-		}
+		cand := d.op.EdgeCandidate(i, c, w, cands)
 		if err := d.Add(v, cand); err != nil {
 			return err
 		}

@@ -113,17 +113,10 @@ func (s *Sender) Val(k int, v uint32, cand uint64) error {
 // the given per-edge candidates (cands non-nil).
 func (s *Sender) ValSegment(k int, dst []uint32, w []float32, c uint64, cands []uint64) error {
 	b := &s.val[k]
-	weighted := s.op.Weighted()
 	tblD, tblV, mask := b.tblD, b.tblV[:len(b.tblD)], b.mask
 	combined := uint64(0) // counted here, not through s per candidate
 	for i, v := range dst {
-		cand := c
-		switch {
-		case cands != nil:
-			cand = cands[i]
-		case weighted:
-			cand = s.op.Candidate(c, w[i])
-		}
+		cand := s.op.EdgeCandidate(i, c, w, cands)
 		j := v & mask
 		switch d := tblD[j]; d {
 		case v:
