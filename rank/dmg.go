@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"iter"
 	"slices"
 
 	"github.com/pkg/errors"
@@ -303,18 +304,30 @@ func (f *dmgFetcher) listBytes(ent *csr.Entry) int {
 		return int(ent.TableBytes) + int(a.to-a.from)*f.rec
 	}
 	total := 0
-	var s0 uint32
-	for k, n := range a.segs {
-		lo, hi := max(s0, a.from), min(s0+n, a.to)
-		s0 += n
-		if lo >= hi {
-			continue
-		}
-		if fetch, _ := f.wk.fetchSeg(a, k, hi-lo); fetch {
-			total += int(hi-lo) * f.rec
-		}
+	for lo, hi := range f.fetchedSegs() {
+		total += int(hi-lo) * f.rec
 	}
 	return total
+}
+
+// fetchedSegs yields the edge ranges [lo, hi) of the current out-of-place
+// list, within its piece [from, to), that fetchSeg chooses to read, in
+// order: what listBytes sizes and queueList reads.
+func (f *dmgFetcher) fetchedSegs() iter.Seq2[uint32, uint32] {
+	return func(yield func(lo, hi uint32) bool) {
+		a := &f.a
+		var s0 uint32
+		for k, n := range a.segs {
+			lo, hi := max(s0, a.from), min(s0+n, a.to)
+			s0 += n
+			if lo >= hi {
+				continue
+			}
+			if fetch, _ := f.wk.fetchSeg(a, k, hi-lo); fetch && !yield(lo, hi) {
+				return
+			}
+		}
+	}
 }
 
 // queueList queues the reads of the current vertex's list into b.
@@ -333,20 +346,12 @@ func (f *dmgFetcher) queueList(ent *csr.Entry, b []byte) error {
 		return nil
 	}
 	off := 0
-	var s0 uint32
-	for k, n := range a.segs {
-		lo, hi := max(s0, a.from), min(s0+n, a.to)
-		s0 += n
-		if lo >= hi {
-			continue
+	for lo, hi := range f.fetchedSegs() {
+		m := int(hi-lo) * f.rec
+		if err := rd.Read(b[off:off+m], a.addr.Add(uint64(lo)*rec)); err != nil {
+			return errors.Wrapf(err, "rank: edge list of vertex %d", a.v)
 		}
-		if fetch, _ := f.wk.fetchSeg(a, k, hi-lo); fetch {
-			m := int(hi-lo) * f.rec
-			if err := rd.Read(b[off:off+m], a.addr.Add(uint64(lo)*rec)); err != nil {
-				return errors.Wrapf(err, "rank: edge list of vertex %d", a.v)
-			}
-			off += m
-		}
+		off += m
 	}
 	return nil
 }
