@@ -155,17 +155,8 @@ type famFetcher struct{ naiveFetcher }
 
 func (f *famFetcher) fetch(t balance.Task) error {
 	e := f.wk.e
-	sp := e.span(t)
-	for i := range sp.n {
-		v := sp.at(i)
-		nd := e.need(v)
-		if nd == 0 {
-			continue
-		}
+	return f.lists(t, func(v uint32) (verbs.Addr, verbs.Addr, error) {
 		p := int(v) + e.st.ChunkOf(v)
-		if err := f.list(v, nd, t, verbs.Addr(e.famIdx[p]), verbs.Addr(e.famIdx[p+1])); err != nil {
-			return err
-		}
-	}
-	return nil
+		return verbs.Addr(e.famIdx[p]), verbs.Addr(e.famIdx[p+1]), nil
+	})
 }

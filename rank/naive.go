@@ -48,7 +48,24 @@ type naiveFetcher struct {
 	a     adj
 }
 
-func (f *naiveFetcher) fetch(t balance.Task) error {
+func (f *naiveFetcher) fetch(t balance.Task) error { return f.lists(t, f.bounds) }
+
+// bounds reads v's list bounds from the plain index on DM: one READ, one
+// round trip.
+func (f *naiveFetcher) bounds(v uint32) (start, end verbs.Addr, err error) {
+	ep := f.wk.ep
+	if err := ep.Read(f.words[:], f.wk.e.st.Out.EntryAddr(v)); err != nil {
+		return 0, 0, err
+	}
+	if err := ep.Flush(); err != nil {
+		return 0, 0, err
+	}
+	return verbs.Addr(binary.LittleEndian.Uint64(f.words[:])), verbs.Addr(binary.LittleEndian.Uint64(f.words[8:])), nil
+}
+
+// lists visits the list of every vertex of t that the iteration needs,
+// its bounds from bounds (the naive and FAM-Graph fetch paths).
+func (f *naiveFetcher) lists(t balance.Task, bounds func(v uint32) (start, end verbs.Addr, err error)) error {
 	e := f.wk.e
 	sp := e.span(t)
 	for i := range sp.n {
@@ -57,16 +74,11 @@ func (f *naiveFetcher) fetch(t balance.Task) error {
 		if nd == 0 {
 			continue
 		}
-		ep := f.wk.ep
-		if err := ep.Read(f.words[:], e.st.Out.EntryAddr(v)); err != nil {
-			return err
+		start, end, err := bounds(v)
+		if err == nil {
+			err = f.list(v, nd, t, start, end)
 		}
-		if err := ep.Flush(); err != nil {
-			return err
-		}
-		start := binary.LittleEndian.Uint64(f.words[:])
-		end := binary.LittleEndian.Uint64(f.words[8:])
-		if err := f.list(v, nd, t, verbs.Addr(start), verbs.Addr(end)); err != nil {
+		if err != nil {
 			return err
 		}
 	}
