@@ -105,8 +105,17 @@ type Outcome struct {
 	ComputeS     float64
 }
 
-// phaseNames are the phases of Execute, in order (Config.Phase, liveness).
-var phaseNames = []string{"checking the parameters", "reading the graph", "laying out the store", "loading the memory nodes", "computing"}
+// The phases of Execute, in order; phaseNames names them (Config.Phase,
+// the liveness words).
+const (
+	phaseParams = iota
+	phaseRead
+	phaseLayout
+	phaseLoad
+	phaseCompute
+)
+
+var phaseNames = [...]string{"checking the parameters", "reading the graph", "laying out the store", "loading the memory nodes", "computing"}
 
 // poolHeadroom is added to a pool sized from the graph.
 const poolHeadroom = 1 << 16
@@ -124,20 +133,18 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	sync := cfg.Engine.Sync
 	agree := func(err error) error { return sync(err, nil) }
 	var live *liveness
-	phase := func(name string) {
+	cur := phaseParams
+	phase := func(i int) {
+		cur = i
 		if cfg.Phase != nil {
-			cfg.Phase(name)
+			cfg.Phase(phaseNames[i])
 		}
-		for i, p := range phaseNames {
-			if p == name {
-				live.setPhase(i)
-			}
-		}
+		live.setPhase(i)
 	}
 	out := &Outcome{}
 	t0 := time.Now()
 
-	phase("checking the parameters")
+	phase(phaseParams)
 	// Phase 0: parameters and output paths, before any reading.
 	err := cfg.Engine.Validate()
 	var alg algo.Algorithm
@@ -151,7 +158,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 		return nil, err
 	}
 	out.Algorithm = alg
-	phase("reading the graph")
+	phase(phaseRead)
 	// Phase 1: the graph, its partition and the program. Each compute node
 	// reads its share of the graph (and, for a directed graph the engine
 	// pulls on, its in-edges); the memory nodes learn its shape from CN 0
@@ -201,7 +208,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	out.Mode, out.Ablations = cfg.Engine.Mode, ablations(cfg)
 	loadRead := time.Since(t0)
 
-	phase("laying out the store")
+	phase(phaseLayout)
 	// Phase 2: lay out (each CN measures its chunk, they share the
 	// figures, CN 0's layouts go to the MNs and are checked against the
 	// other CNs'), size pools, open the fabric.
@@ -214,7 +221,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	if err == nil && cfg.MNMem > 0 {
 		avail := make([]uint64, w.Roles.MN)
 		for m := range avail {
-			avail[m] = cfg.MNMem - min(cfg.MNMem, heartbeatBytes(w.Roles.Size()))
+			avail[m] = usableBytes(cfg.MNMem, w.Roles.Size())
 		}
 		if cerr := last.CheckCapacity(avail); cerr != nil {
 			err = &rank.ParamError{Msg: "--mn-mem is too small: " + cerr.Error()}
@@ -262,8 +269,8 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 				ep.Close()
 			}
 		} else {
-			live = startLiveness(w, net, leps, cfg.PeerTimeout, phaseNames, cfg.Stalled)
-			live.setPhase(2)
+			live = startLiveness(w, net, leps, cfg.PeerTimeout, phaseNames[:], cfg.Stalled)
+			live.setPhase(cur)
 		}
 	}
 	st, err = rank.NewStore(layouts.Out, layouts.In, storeConfig(cfg, shape, out.Chunks, w.Roles.MN))
@@ -281,7 +288,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 		}
 	}
 
-	phase("loading the memory nodes")
+	phase(phaseLoad)
 	// Phase 3: every CN writes its chunk (and its in-lists), one endpoint
 	// per worker goroutine (the engine keeps them: connection set-up is not
 	// free on every fabric).
@@ -289,7 +296,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	var puller verbs.Endpoint
 	usable := make([]uint64, len(out.MNPool))
 	for m, p := range out.MNPool {
-		usable[m] = p - min(p, heartbeatBytes(w.Roles.Size()))
+		usable[m] = usableBytes(p, w.Roles.Size())
 	}
 	err = last.CheckCapacity(usable)
 	if err == nil && w.Role == spmd.CN {
@@ -340,7 +347,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 		return out, agree(net.Close())
 	}
 
-	phase("computing")
+	phase(phaseCompute)
 	// Phase 4: compute.
 	ecfg := cfg.Engine
 	ecfg.Program = alg.New(out.Params)

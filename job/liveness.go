@@ -35,6 +35,9 @@ const beat = 500 * time.Millisecond
 // heartbeatBytes is the table's size at the end of each MN pool.
 func heartbeatBytes(ranks int) uint64 { return (uint64(8*ranks) + 63) &^ 63 }
 
+// usableBytes is what a pool of size bytes leaves to the store.
+func usableBytes(size uint64, ranks int) uint64 { return size - min(size, heartbeatBytes(ranks)) }
+
 // liveness runs one rank's heartbeat and watcher.
 type liveness struct {
 	w       *spmd.World
