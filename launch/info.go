@@ -1,13 +1,9 @@
 package launch
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"runtime"
 	"text/tabwriter"
 
-	"github.com/pkg/errors"
 	"github.com/spf13/cobra"
 )
 
@@ -39,23 +35,7 @@ func infoCmd(opts *Options, run func(body) int) *cobra.Command {
 }
 
 func info(j *Job) error {
-	me := rankInfo{Rank: j.Rank(), Role: j.Role.String(), Index: j.Index, Host: hostname(), PID: os.Getpid(), Cores: runtime.NumCPU()}
-	blob, err := json.Marshal(me)
-	if err != nil {
-		return errors.Wrap(err, "launch: encoding rank info")
-	}
-	all, err := j.Comm.AllGather(blob)
-	if err != nil {
-		return err
-	}
-	rep := infoReport{Library: j.Library(), CN: j.Roles.CN, MN: j.Roles.MN}
-	for _, b := range all {
-		var ri rankInfo
-		if err := json.Unmarshal(b, &ri); err != nil {
-			return errors.Wrap(err, "launch: decoding rank info")
-		}
-		rep.Ranks = append(rep.Ranks, ri)
-	}
+	rep := infoReport{Library: j.Library(), CN: j.Roles.CN, MN: j.Roles.MN, Ranks: j.ranks}
 	if !j.IsRoot() {
 		return nil
 	}

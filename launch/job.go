@@ -1,13 +1,14 @@
 package launch
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
 	"math"
 	"os"
+	"runtime"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -95,36 +96,20 @@ type Job struct {
 	intr *interrupt
 	// scratch is Sync's all-reduce buffer (one rank's goroutine uses it).
 	scratch []float64
-	// hostCNs is the number of compute nodes on this rank's host (0: not
-	// asked yet).
-	hostCNs int
+	// ranks is where every rank runs, gathered once when the job starts.
+	ranks []rankInfo
 }
 
-// HostCNs is the number of compute nodes that share this rank's host
-// (collective the first time; every rank must ask).
-func (j *Job) HostCNs() (int, error) {
-	if j.hostCNs > 0 {
-		return j.hostCNs, nil
-	}
-	me := []byte(hostname())
-	if j.Opts.Local {
-		me = []byte("in-process")
-	}
-	if j.Role != spmd.CN {
-		me = nil
-	}
-	all, err := j.Comm.AllGather(me)
-	if err != nil {
-		return 0, err
-	}
+// HostCNs is the number of compute nodes that share this rank's host.
+func (j *Job) HostCNs() int {
+	me := j.ranks[j.Rank()].Host
 	n := 0
-	for _, h := range all {
-		if len(h) > 0 && string(h) == string(me) {
+	for _, r := range j.ranks {
+		if r.Role == spmd.CN.String() && r.Host == me {
 			n++
 		}
 	}
-	j.hostCNs = max(1, n)
-	return j.hostCNs, nil
+	return max(1, n)
 }
 
 // Logf prints a progress line on stderr, tagged with the rank and role:
@@ -148,21 +133,27 @@ func (j *Job) stalled(msg string) {
 	j.World.Runtime.Abort(ExitFailure)
 }
 
-// gatherPeers tells the interrupt handler every rank's host and pid.
-func (j *Job) gatherPeers() error {
-	host := hostname()
-	all, err := j.Comm.AllGather([]byte(fmt.Sprintf("%s\x00%d", host, os.Getpid())))
+// gatherRanks learns where every rank runs (rank, role, host, pid, cores),
+// for HostCNs, `dmg info` and the interrupt handler.
+func (j *Job) gatherRanks() error {
+	me := rankInfo{Rank: j.Rank(), Role: j.Role.String(), Index: j.Index, Host: hostname(), PID: os.Getpid(), Cores: runtime.NumCPU()}
+	blob, err := json.Marshal(me)
+	if err != nil {
+		return errors.Wrap(err, "launch: encoding rank info")
+	}
+	all, err := j.Comm.AllGather(blob)
 	if err != nil {
 		return errors.Wrap(err, "launch: exchanging hosts and pids")
 	}
-	peers := make([]peer, len(all))
+	j.ranks = make([]rankInfo, len(all))
 	for r, b := range all {
-		h, pid, _ := strings.Cut(string(b), "\x00")
-		role, idx := j.Roles.Of(r)
-		n, _ := strconv.Atoi(pid)
-		peers[r] = peer{rank: r, role: fmt.Sprintf("%s %d", role, idx), host: h, pid: n}
+		if err := json.Unmarshal(b, &j.ranks[r]); err != nil {
+			return errors.Wrapf(err, "launch: decoding rank %d's info", r)
+		}
 	}
-	j.intr.setPeers(host, peers)
+	if j.cluster == nil { // under a launcher: for a signal's message
+		j.intr.setPeers(me.Host, j.ranks)
+	}
 	return nil
 }
 
@@ -373,10 +364,8 @@ func rankMain(rt spmd.Runtime, roles spmd.Roles, opts *Options, stdout, stderr i
 		}
 	}
 	j := &Job{World: w, Opts: opts, Out: out, Err: stderr, json: js, errMu: mu, Start: start, cluster: cluster, intr: intr}
-	if cluster == nil { // under a launcher: where every rank runs, for a signal's message
-		if err := j.gatherPeers(); err != nil {
-			return j.Agree(err)
-		}
+	if err := j.gatherRanks(); err != nil {
+		return j.Agree(err)
 	}
 	stop, err := startProfile(opts.CPUProfile, w.Rank(), opts.Local)
 	if err == nil {

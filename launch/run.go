@@ -139,11 +139,7 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 		// A CN's share of its host's cores: compute nodes that share a
 		// host (one machine, or --local) would otherwise each start as
 		// many workers as the host has cores.
-		n, err := j.HostCNs()
-		if err != nil {
-			return job.Config{}, err
-		}
-		workers = max(1, runtime.NumCPU()/n)
+		workers = max(1, runtime.NumCPU()/j.HostCNs())
 	}
 	if err := r.check(); err != nil {
 		return job.Config{}, err

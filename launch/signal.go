@@ -29,17 +29,9 @@ type interrupt struct {
 	phase   string
 	outputs []string
 	written bool
-	ending  int    // the agreed failure's exit code, once the ranks know it
-	peers   []peer // every rank's host and pid, once the world is up
+	ending  int        // the agreed failure's exit code, once the ranks know it
+	peers   []rankInfo // where every rank runs, once the world is up
 	host    string
-}
-
-// peer is where a rank runs.
-type peer struct {
-	rank int
-	role string
-	host string
-	pid  int
 }
 
 func newInterrupt(stderr io.Writer, mu *sync.Mutex, start time.Time, print bool) *interrupt {
@@ -50,11 +42,11 @@ func newInterrupt(stderr io.Writer, mu *sync.Mutex, start time.Time, print bool)
 }
 
 // deadPeers names the ranks on this host whose process is gone.
-func deadPeers(host string, peers []peer) []string {
+func deadPeers(host string, peers []rankInfo) []string {
 	var dead []string
 	for _, p := range peers {
-		if p.host == host && p.pid > 0 && gone(p.pid) {
-			dead = append(dead, fmt.Sprintf("rank %d (%s, pid %d on %s)", p.rank, p.role, p.pid, p.host))
+		if p.Host == host && p.PID > 0 && gone(p.PID) {
+			dead = append(dead, fmt.Sprintf("rank %d (%s %d, pid %d on %s)", p.Rank, p.Role, p.Index, p.PID, p.Host))
 		}
 	}
 	return dead
@@ -110,7 +102,7 @@ func (in *interrupt) end(code int) {
 }
 
 // setPeers records where every rank runs (world rank 0 asks on a signal).
-func (in *interrupt) setPeers(host string, peers []peer) {
+func (in *interrupt) setPeers(host string, peers []rankInfo) {
 	in.state.Lock()
 	in.host, in.peers = host, peers
 	in.state.Unlock()
