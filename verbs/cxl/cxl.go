@@ -163,12 +163,8 @@ func fileSize(f *os.File) (uint64, error) {
 
 func roundUp(n, to uint64) uint64 { return (n + to - 1) / to * to }
 
-// inputError is the user's input: a directory, a device or a size.
-type inputError struct{ msg string }
-
-func (e *inputError) Error() string  { return e.msg }
-func (e *inputError) BadInput() bool { return true }
-
+// badInputf is a pool that cannot be placed as the user asked (a
+// directory, a device or a size): memfab's PoolError, marked bad input.
 func badInputf(format string, args ...any) error {
-	return &inputError{msg: fmt.Sprintf(format, args...)}
+	return &memfab.PoolError{Msg: fmt.Sprintf(format, args...), Bad: true}
 }

@@ -135,7 +135,8 @@ func failedBlob(err error) []byte {
 	return append(append(b, 0), err.Error()...)
 }
 
-// PoolError is an MN's failure to create its pool, as a CN learns it.
+// PoolError is a pool that could not be made or reached: an MN's failure
+// to create its pool as a CN learns it, or a Memory's own (package cxl).
 type PoolError struct {
 	Msg string
 	Bad bool // the user's input (a directory too small, a missing device)
