@@ -275,20 +275,27 @@ func formatOutput[T Value](w io.Writer, g *csr.Graph, values []T) error {
 }
 
 // WriteOutput writes values in Graphalytics format (see FormatOutput) to
-// path. It writes a temporary file in the same directory and renames it into
-// place, so on any error a file already at path is left untouched and no
-// partial output remains.
-func WriteOutput[T Value](path string, g *csr.Graph, values []T) (err error) {
+// path, through WriteAtomic.
+func WriteOutput[T Value](path string, g *csr.Graph, values []T) error {
+	return WriteAtomic(path, func(w io.Writer) error { return formatOutput(w, g, values) })
+}
+
+// WriteAtomic writes a file with write: into a temporary in path's
+// directory (TempPattern), synced and renamed into place, so on any error a
+// file already at path is left untouched and no partial output remains. An
+// error creating the temporary is an *OutputError (the path cannot be
+// written: bad input to a command line).
+func WriteAtomic(path string, write func(io.Writer) error) (err error) {
 	dir, base := filepath.Split(path)
 	if base == "" {
-		return errors.Errorf("algo: output path %q names a directory, want a file", path)
+		return &OutputError{errors.Errorf("algo: output path %q names a directory, want a file", path)}
 	}
 	if dir == "" {
 		dir = "."
 	}
 	f, err := os.CreateTemp(dir, TempPattern(base))
 	if err != nil {
-		return errors.Wrapf(err, "algo: creating output %s", path)
+		return &OutputError{errors.Wrapf(err, "algo: cannot write %s", path)}
 	}
 	tmp := f.Name()
 	defer func() {
@@ -297,23 +304,29 @@ func WriteOutput[T Value](path string, g *csr.Graph, values []T) (err error) {
 			os.Remove(tmp)
 		}
 	}()
-	if err := formatOutput(f, g, values); err != nil {
-		return errors.WithMessagef(err, "algo: writing output %s", path)
+	if err := write(f); err != nil {
+		return errors.WithMessagef(err, "algo: writing %s", path)
 	}
 	if err := f.Chmod(0o644); err != nil {
-		return errors.Wrapf(err, "algo: writing output %s", path)
+		return errors.Wrapf(err, "algo: writing %s", path)
 	}
 	if err := f.Sync(); err != nil {
-		return errors.Wrapf(err, "algo: writing output %s", path)
+		return errors.Wrapf(err, "algo: writing %s", path)
 	}
 	if err := f.Close(); err != nil {
-		return errors.Wrapf(err, "algo: writing output %s", path)
+		return errors.Wrapf(err, "algo: writing %s", path)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return errors.Wrapf(err, "algo: writing output %s", path)
+		return errors.Wrapf(err, "algo: renaming into %s", path)
 	}
 	return nil
 }
+
+// OutputError is a path WriteAtomic cannot write.
+type OutputError struct{ err error }
+
+func (e *OutputError) Error() string { return e.err.Error() }
+func (e *OutputError) Unwrap() error { return e.err }
 
 // CheckOutputPath reports whether WriteOutput could write path, without
 // touching anything already there: the directory must exist and accept a

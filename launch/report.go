@@ -2,11 +2,11 @@ package launch
 
 import (
 	"encoding/json"
-	"github.com/dmg-hpc/dmg/algo"
-	"os"
-	"path/filepath"
+	"io"
 
 	"github.com/pkg/errors"
+
+	"github.com/dmg-hpc/dmg/algo"
 )
 
 // writeJSON writes v as the --json report (rank 0 only), through a
@@ -29,26 +29,16 @@ func writeJSON(j *Job, v any) error {
 }
 
 // WriteFileAtomic writes data to path via a temporary file in the same
-// directory and a rename.
+// directory and a rename (algo.WriteAtomic); a path that cannot be written
+// is bad input.
 func WriteFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, algo.TempPattern(filepath.Base(path)))
-	if err != nil {
-		return BadInput(errors.Wrapf(err, "launch: cannot write %s", path))
+	err := algo.WriteAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+	var oe *algo.OutputError
+	if errors.As(err, &oe) {
+		return BadInput(err)
 	}
-	tmp := f.Name()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return errors.Wrapf(err, "launch: writing %s", path)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return errors.Wrapf(err, "launch: writing %s", path)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return errors.Wrapf(err, "launch: renaming into %s", path)
-	}
-	return nil
+	return err
 }
