@@ -23,7 +23,7 @@ func TestGraphalyticsDatasets(t *testing.T) {
 		dir := filepath.Join(root, name)
 		var g *csr.Graph
 		var meta *csr.Meta
-		for _, kind := range []Kind{KindBFS, KindPR, KindWCC, KindSSSP} {
+		for _, kind := range []Kind{KindBFS, KindPR, KindWCC, KindSSSP, KindCDLP} {
 			path := filepath.Join(dir, name+"-"+kind.String())
 			if _, err := os.Stat(path); err != nil {
 				continue
@@ -82,6 +82,30 @@ func TestGraphalyticsDatasets(t *testing.T) {
 					if err := VerifyWCC(g, ulabels); err != nil {
 						t.Errorf("VerifyWCC rejects the Graphalytics output: %v", err)
 					}
+				case KindCDLP:
+					if !meta.HasCDLP {
+						t.Fatalf("%s has no CDLP parameters", name)
+					}
+					// CDLP reads the graph symmetrised with both
+					// directions of a pair joined both ways kept.
+					sym, _, err := csr.Open(filepath.Join(dir, name+".properties"), csr.Options{Workers: 1, Undirected: true, Duplicates: csr.KeepDuplicates})
+					if err != nil {
+						t.Fatal(err)
+					}
+					got := ReferenceCDLP(sym, meta.CDLPIterations)
+					ext := make([]uint64, len(got))
+					for v, l := range got {
+						ext[v] = sym.ExternalID(uint32(l))
+					}
+					validate(t, kind, want, sym, ext)
+					if err := VerifyCDLP(sym, meta.CDLPIterations, got); err != nil {
+						t.Errorf("VerifyCDLP rejects the reference: %v", err)
+					}
+					bad := append([]uint64(nil), got...)
+					bad[len(bad)-1] = (bad[len(bad)-1] + 1) % uint64(len(bad))
+					if err := VerifyCDLP(sym, meta.CDLPIterations, bad); err == nil {
+						t.Errorf("VerifyCDLP accepts a result with one label changed")
+					}
 				case KindSSSP:
 					if !meta.HasSSSPSource {
 						t.Fatalf("%s has no SSSP source", name)
@@ -102,7 +126,7 @@ func TestGraphalyticsDatasets(t *testing.T) {
 			})
 		}
 	}
-	for _, kind := range []Kind{KindBFS, KindPR, KindWCC, KindSSSP} {
+	for _, kind := range []Kind{KindBFS, KindPR, KindWCC, KindSSSP, KindCDLP} {
 		if checked[kind] == 0 {
 			t.Errorf("no Graphalytics dataset under %s has a %v output", root, kind)
 		}

@@ -30,6 +30,12 @@ const (
 	// engine requires values ≥ 0 or +Inf there, whose bits order alike),
 	// else uint64 order.
 	Min
+	// Multiset keeps every candidate: the kernel's UpdateBag sees the
+	// whole multiset sent to a vertex (label propagation takes its most
+	// frequent label), which no word can pre-combine. The engine requires
+	// AllActive and Symmetric with it: each edge then carries one candidate
+	// to each end, so a vertex receives exactly its degree in candidates.
+	Multiset
 )
 
 func (r Reduction) String() string {
@@ -38,6 +44,8 @@ func (r Reduction) String() string {
 		return "sum"
 	case Min:
 		return "min"
+	case Multiset:
+		return "multiset"
 	}
 	return "reduction?"
 }
@@ -138,6 +146,31 @@ type Edger interface {
 	Edges(src uint32, c uint64, dst []uint32, w []float32, out []uint64)
 }
 
+// Bagger is implemented by kernels with Spec.Reduce == Multiset: the next
+// value of vertex v from the multiset of candidates sent to it in this
+// iteration (in no particular order; UpdateBag may reorder them, and they
+// are empty for a vertex without neighbours) and its current value.
+type Bagger[V Word] interface {
+	UpdateBag(v uint32, cands []V, old V, it *Iteration) V
+}
+
+// Bags are the candidates sent to a range of vertices in one iteration of
+// a Multiset kernel: those of the range's i-th vertex are
+// Slots[Start[i]:End[i]].
+type Bags struct {
+	Start, End []uint64
+	Slots      []uint64
+}
+
+// Of is the multiset of the range's i-th vertex.
+func (b Bags) Of(i int) []uint64 { return b.Slots[b.Start[i]:b.End[i]] }
+
+// BagUpdater is a Program whose kernel is a Bagger, as the engine runs it:
+// next[i] from bags.Of(i) and old[i], for vertex lo+i.
+type BagUpdater interface {
+	UpdateBags(lo uint32, bags Bags, old, next []uint64, it *Iteration)
+}
+
 // Program is a kernel over value words, as the engine runs it. Each method
 // covers a range of vertices, so the engine calls it once per range, never
 // per edge.
@@ -190,12 +223,41 @@ func (w words[V]) Update(acc, old, next []uint64, it *Iteration) {
 	}
 }
 
+// BagUpdater passes a Bagger kernel through the adapter.
+func (w words[V]) BagUpdater() (BagUpdater, bool) {
+	b, ok := w.k.(Bagger[V])
+	if !ok {
+		return nil, false
+	}
+	return bagWords[V]{b}, true
+}
+
+type bagWords[V Word] struct{ k Bagger[V] }
+
+func (b bagWords[V]) UpdateBags(lo uint32, bags Bags, old, next []uint64, it *Iteration) {
+	ols, ns := asValues[V](old), asValues[V](next)
+	for i := range ols {
+		ns[i] = b.k.UpdateBag(lo+uint32(i), asValues[V](bags.Of(i)), ols[i], it)
+	}
+}
+
 // asValues views words as values of V (both are 8 bytes).
 func asValues[V Word](ws []uint64) []V {
 	if len(ws) == 0 {
 		return nil
 	}
 	return unsafe.Slice((*V)(unsafe.Pointer(&ws[0])), len(ws))
+}
+
+// BagUpdaterOf is p's BagUpdater, when its kernel is a Bagger.
+func BagUpdaterOf(p Program) (BagUpdater, bool) {
+	switch x := p.(type) {
+	case interface{ BagUpdater() (BagUpdater, bool) }:
+		return x.BagUpdater()
+	case BagUpdater:
+		return x, true
+	}
+	return nil, false
 }
 
 // EdgerOf is p's Edger, when the kernel has one.

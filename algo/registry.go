@@ -18,6 +18,7 @@ func Algorithms() []Algorithm {
 		bfsAlgorithm(),
 		wccAlgorithm(),
 		ssspAlgorithm(),
+		cdlpAlgorithm(),
 	}
 }
 
@@ -37,6 +38,10 @@ type Algorithm struct {
 	// Symmetric and Weighted say how the graph must be read;
 	// NonNegativeWeights that a negative weight is bad input.
 	Symmetric, Weighted, NonNegativeWeights bool
+	// Multigraph keeps parallel edges (csr.KeepDuplicates): a directed
+	// graph read Symmetric then joins two vertices twice where the input
+	// joins them both ways, as CDLP counts them.
+	Multigraph bool
 	// Configure fills the parameters the user left zero from the
 	// Graphalytics properties (m may be nil) or the kernel's defaults, and
 	// checks them; Source is the harness's business.

@@ -86,7 +86,11 @@ func Summarize(o *Output) Summary {
 			s.Largest = max(s.Largest, c)
 		}
 		s.Reached, s.Components = uint64(n), uint64(len(size))
-		s.Text = fmt.Sprintf("%d components, the largest of %d of %d vertices", s.Components, s.Largest, n)
+		what := "components"
+		if o.Kind == KindCDLP {
+			what = "communities"
+		}
+		s.Text = fmt.Sprintf("%d %s, the largest of %d of %d vertices", s.Components, what, s.Largest, n)
 	}
 	return s
 }

@@ -149,7 +149,9 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	err := cfg.Engine.Validate()
 	var alg algo.Algorithm
 	if err == nil && !cfg.LoadOnly {
-		alg, err = lookup(&cfg, cfg.Algo)
+		if alg, err = lookup(&cfg, cfg.Algo); err == nil {
+			err = rank.CheckKernel(cfg.Engine, alg.New(algo.Params{}).Spec())
+		}
 	}
 	if err == nil && cfg.PreCheck != nil && w.Rank() == 0 {
 		err = cfg.PreCheck()
@@ -202,6 +204,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 		}
 		out.Algorithm, out.Params = alg, shape.Spec.Params
 		out.SourceID, out.SourceFrom = shape.Spec.SourceID, shape.Spec.SourceFrom
+		shape.Multiset = alg.New(out.Params).Spec().Reduce == algo.Multiset
 	}
 	out.Vertices, out.Edges = shape.Vertices, shape.Edges
 	out.Workers, out.NICProfile = cfg.Engine.Workers*cfg.Engine.Inflight, cfg.Engine.Profile.Name
@@ -389,7 +392,7 @@ func ablations(c Config) []string {
 func storeConfig(cfg Config, shape jobShape, bounds []uint32, numMN int) rank.StoreConfig {
 	return rank.StoreConfig{Mode: cfg.Engine.Mode, ValMailbox: cfg.Engine.ValMailbox, RefMailbox: cfg.Engine.RefMailbox,
 		Bounds: bounds, NumMN: numMN, Vertices: shape.Vertices, Edges: shape.Edges,
-		Senders: shape.Senders}
+		Senders: shape.Senders, Multiset: shape.Multiset}
 }
 
 // layouts are a job's out-layout (lists and attributes) and, for directed
@@ -524,6 +527,8 @@ type jobShape struct {
 	// its own ValRD blocks): the mailboxes are sized from it on every
 	// rank, so every rank must know the same number.
 	Senders int
+	// Multiset says the kernel keeps every candidate (rank.StoreConfig).
+	Multiset bool
 }
 
 // shareShape sends CN 0's program to every rank (the other CNs check that
@@ -619,8 +624,16 @@ func graphOptions(cfg *Config, alg algo.Algorithm) csr.Options {
 	if alg.Symmetric {
 		opts.Undirected = true
 	}
-	if alg.Weighted {
+	if alg.Multigraph {
+		opts.Duplicates = csr.KeepDuplicates
+	}
+	switch {
+	case alg.Weighted:
 		opts.Weighted = true
+	case !opts.Weighted:
+		// A kernel that reads no weights does not pay for them: the
+		// store holds its edges at 4 bytes, not 8.
+		opts.Unweighted = true
 	}
 	return opts
 }

@@ -82,7 +82,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&r.out, "out", "", "write the vertex results to `FILE` in Graphalytics format (id value)")
 	fs.BoolVar(&r.verify, "verify", false, "check the result with the serial verifier on rank 0; a mismatch fails the run")
 	fs.StringVar(&r.source, "source", "", "BFS/SSSP source vertex: its external `ID`, any 64-bit unsigned integer (default: the Graphalytics properties, else the vertex with the most out-edges)")
-	fs.IntVar(&r.iterations, "iterations", 0, "PageRank iterations (default: the properties, else 20)")
+	fs.IntVar(&r.iterations, "iterations", 0, "iterations of PageRank (default: the properties, else 20) and CDLP (the properties, else 10)")
 	fs.Float64Var(&r.damping, "damping", 0, "PageRank damping factor (default: the properties, else 0.85)")
 	fs.IntVar(&r.workers, "workers", 0, "worker goroutines per compute node (default: its host's cores shared among the compute nodes on the host)")
 	fs.IntVar(&r.inflight, "inflight", 1, "goroutines per worker, each with its own endpoint, keeping several batches in flight (raise it on fabrics with µs latency)")
@@ -123,7 +123,7 @@ func runCmd(opts *Options, run func(body) int) *cobra.Command {
 	rf := &runFlags{}
 	c := &cobra.Command{
 		Use:   "run",
-		Short: "run an algorithm (pagerank, bfs, wcc, sssp) on a graph stored on the memory nodes",
+		Short: "run an algorithm (" + strings.Join(algo.Names(), ", ") + ") on a graph stored on the memory nodes",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return codeErr(run(func(j *Job) error { return runJobBody(j, rf) }))
@@ -243,7 +243,7 @@ func (r *runFlags) check() error {
 		{r.inflight < 1, "--inflight", r.inflight, "at least 1"},
 		{r.timeout <= 0, "--timeout", r.timeout, "a positive duration such as 10s"},
 		{r.peerTimeout < 0, "--peer-timeout", r.peerTimeout, "a duration ≥ 0 (0: no watch)"},
-		{set("iterations") && r.iterations < 1, "--iterations", r.iterations, "at least 1 (leave it out for the properties' count, else 20)"},
+		{set("iterations") && r.iterations < 1, "--iterations", r.iterations, "at least 1 (leave it out for the properties' count, else 20 for PageRank, 10 for CDLP)"},
 		{!finite(r.damping) || set("damping") && (r.damping < 0 || r.damping > 1), "--damping", r.damping, "a number from 0 to 1"},
 		{!finite(r.alpha) || r.alpha < 0, "--alpha", r.alpha, "a finite number ≥ 0 (0: 8·(CNs−1))"},
 		{!finite(r.dense) || r.dense <= 0, "--dense-threshold", r.dense, "a finite number > 0"},

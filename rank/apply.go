@@ -210,7 +210,9 @@ func (e *engine) drainRef(wk *worker, w int, a, b uint32) error {
 			if err := e.gang.barrier(); err != nil {
 				return err
 			}
-			e.foldGroup(wk, g0, g1, a, b)
+			if err := e.foldGroup(wk, g0, g1, a, b); err != nil {
+				return err
+			}
 			if err := e.gang.barrier(); err != nil {
 				return err
 			}
@@ -271,7 +273,7 @@ func (e *engine) fetchGroup(wk *worker, w, g0, g1, bytes int) error {
 }
 
 // foldGroup folds the lane [a, b) of every segment of items [g0, g1).
-func (e *engine) foldGroup(wk *worker, g0, g1 int, a, b uint32) {
+func (e *engine) foldGroup(wk *worker, g0, g1 int, a, b uint32) error {
 	base := e.segOff[g0]
 	for i := g0; i < g1; i++ {
 		it := e.items[i]
@@ -291,8 +293,15 @@ func (e *engine) foldGroup(wk *worker, g0, g1 int, a, b uint32) {
 			e.op.ScatterCands(e.acc, e.lo, dst[x:y], wk.cands)
 			continue
 		}
+		if e.bag != nil {
+			if err := e.bag.scatter(e.lo, dst[x:y], it.Val, false); err != nil {
+				return err
+			}
+			continue
+		}
 		e.op.Scatter(e.acc, e.lo, dst[x:y], ws, it.Val)
 	}
+	return nil
 }
 
 // drainVal folds the own chunk's ValRD mailbox: the workers read shares
@@ -332,6 +341,12 @@ func (e *engine) drainVal(wk *worker, w int, a, b uint32) error {
 			// Checked by its reader; decoded again here only on machines
 			// where the pairs cannot be viewed in place.
 			dst, val := update.Pairs(blk, mb.ValBlock, min(binary.LittleEndian.Uint64(blk), mb.ValBlock), wk.pairDst, wk.pairVal)
+			if e.bag != nil {
+				if err := e.bag.pairs(e.lo, a, b, dst, val); err != nil {
+					return err
+				}
+				continue
+			}
 			e.op.FoldPairs(e.acc, e.lo, a, b, dst, val)
 		}
 		if err := e.gang.barrier(); err != nil {
@@ -370,7 +385,11 @@ func (e *engine) updateLane(wk *worker, w int, a, b uint32) error {
 		acc, val, deg := e.acc[i0:i1], e.val[i0:i1], e.deg[i0:i1]
 		wk.sNext = grow(wk.sNext, len(acc))
 		next := wk.sNext
-		e.prog.Update(acc, val, next, itc)
+		if e.bag != nil {
+			e.bag.update(e.bagU, e.lo, i0, i1, val, next, itc)
+		} else {
+			e.prog.Update(acc, val, next, itc)
+		}
 		if !all {
 			clear(e.front.bits[i0/64 : (i1+63)/64])
 		}

@@ -7,7 +7,9 @@
 // Each CN owns a contiguous chunk [lo, hi) of the vertices (balance,
 // stage 1). Its cache is that chunk's current values, accumulators,
 // contributions, out-degrees and frontier: about 28 bytes per own vertex,
-// |V|/C per CN, whatever the number of workers. The workers are goroutines
+// |V|/C per CN, whatever the number of workers. A kernel with a multiset
+// reduction (CDLP) adds a bag, a slot per edge end of the chunk (bag.go),
+// in place of the accumulators. The workers are goroutines
 // made once per job (a gang), each with its endpoint, read merger, fetch
 // path and update coordinator (package update); no goroutine, buffer or
 // endpoint is made per iteration.

@@ -29,6 +29,10 @@ type engine struct {
 	spec algo.Spec
 	op   reduce.Op
 	edgr algo.Edger // Custom edge maps only
+	// Multiset kernels: the kernel's UpdateBag and, on a CN, the bags
+	// that take the place of the accumulators.
+	bagU algo.BagUpdater
+	bag  *bag
 
 	cn     bool
 	me     int // CN index
@@ -144,6 +148,15 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, pull
 			return nil, errors.New("rank: the program has a custom edge map but no Edger")
 		}
 		e.edgr = ed
+	}
+	if e.op.IsBag() {
+		var err error
+		if e.bagU, err = checkBag(e.spec, e.prog); err == nil {
+			err = CheckKernel(e.cfg, e.spec)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	if e.cn {
 		if len(eps) == 0 {
@@ -285,6 +298,9 @@ func (e *engine) plan(it int, dense, busy, few bool) {
 		p.refrd, p.valrd = !c.NoRefRD && e.edgr == nil, !c.NoValRD || e.edgr != nil
 		if p.valrd {
 			p.valrdAt = e.stats.chooseValRD(c.ValRDApply)
+			if e.bagU != nil {
+				p.valrdAt = "cn" // no inbox word holds a multiset
+			}
 		}
 	}
 	// Sparse iterations walk the frontier list; everything else the

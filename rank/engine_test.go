@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pkg/errors"
+
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/csr"
 	"github.com/dmg-hpc/dmg/job"
@@ -42,6 +44,8 @@ func reference(g *csr.Graph, p algo.Program) ([]uint64, []uint64) {
 	}
 	contrib := make([]uint64, n)
 	ed, _ := algo.EdgerOf(p)
+	bu, _ := algo.BagUpdaterOf(p)
+	bags := make([][]uint64, n) // Multiset: every candidate, in no order
 	combine := func(a, b uint64) uint64 {
 		switch {
 		case s.Reduce == algo.Min && s.Float:
@@ -96,10 +100,24 @@ func reference(g *csr.Graph, p algo.Program) ([]uint64, []uint64) {
 					ed.Edges(u, cand, []uint32{v}, []float32{w}, one[:])
 					cand = one[0]
 				}
+				if s.Reduce == algo.Multiset {
+					bags[v] = append(bags[v], cand)
+					continue
+				}
 				acc[v] = combine(acc[v], cand)
 			}
 		}
-		p.Update(acc, val, next, &algo.Iteration{Index: it, N: n, Dangling: dangling})
+		itc := &algo.Iteration{Index: it, N: n, Dangling: dangling}
+		if s.Reduce == algo.Multiset {
+			for v := range n {
+				one := []uint64{0}
+				bu.UpdateBags(v, algo.Bags{Start: []uint64{0}, End: []uint64{uint64(len(bags[v]))}, Slots: bags[v]}, val[v:v+1], one, itc)
+				next[v] = one[0]
+				bags[v] = bags[v][:0]
+			}
+		} else {
+			p.Update(acc, val, next, itc)
+		}
 		for v := range n {
 			active[v] = next[v] != val[v]
 			val[v] = next[v]
@@ -236,6 +254,7 @@ func kernels() []kernelCase {
 		{name: "bfs", algo: "bfs"},
 		{name: "wcc", algo: "wcc"},
 		{name: "sssp", algo: "sssp"},
+		{name: "cdlp", algo: "cdlp"},
 		{name: "indegree", prog: algo.Words[uint64](inDegree{})},
 		{name: "labelhop", prog: algo.Words[uint64](labelHop{})},
 	}
@@ -289,12 +308,27 @@ func variants() []variant {
 	}
 }
 
+// keepsBags tells the configurations that run a Multiset kernel: the
+// design's collaborative update with ValRD applied by the owner.
+func keepsBags(c rank.Config) bool {
+	return (c.Mode == "" || c.Mode == rank.ModeDMG) && !c.NoCollab && !c.NoValRD && c.ValRDApply != "mn"
+}
+
 // check runs kernel k in variant v on the graph at path over roles and
 // compares it with the reference.
 func check(t *testing.T, path string, roles spmd.Roles, k kernelCase, v variant) {
 	t.Helper()
 	alg := k.algorithm(t)
 	cfg := job.Config{Graph: path, Kernel: alg, Engine: v.engine, Layout: v.layout}
+	if alg.New(algo.Params{}).Spec().Reduce == algo.Multiset && !keepsBags(v.engine) {
+		// No inbox word holds a multiset: the run is refused, as bad input.
+		_, err := tryJob(roles, cfg)
+		var pe *rank.ParamError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), "multiset") {
+			t.Fatalf("%s in variant %s: %v, want a parameter error naming the multiset reduction", k.name, v.name, err)
+		}
+		return
+	}
 	out := runJob(t, roles, cfg)
 	g := out.Graph
 	prog := alg.New(out.Params)

@@ -24,6 +24,9 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 	}
 	n := e.hi - e.lo
 	e.val, e.acc, e.contrib = make([]uint64, n), make([]uint64, n), make([]uint64, n)
+	if e.bagU != nil {
+		e.bag = newBag(e.deg)
+	}
 	e.front = newFrontier(e.lo, n)
 	e.front.all = e.spec.AllActive
 	if e.spec.Traversal {

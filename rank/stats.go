@@ -457,6 +457,9 @@ func (e *engine) endpoints() []verbs.Endpoint { return e.eps }
 func (e *engine) cacheBytes() uint64 {
 	n := uint64(e.hi - e.lo)
 	b := n*(8+8+8+4) + 8*uint64(len(e.front.bits)) + 8*uint64(len(e.reached))
+	if e.bag != nil {
+		b += e.bag.bytes()
+	}
 	return b + e.mode.cacheBytes(e)
 }
 

@@ -59,6 +59,9 @@ type StoreConfig struct {
 	// Senders is the number of worker goroutines of every CN together
 	// (they each hold an open ValRD block per target).
 	Senders int
+	// Multiset says the kernel keeps every candidate (algo.Multiset):
+	// nothing may spill to direct update, so the mailboxes hold them all.
+	Multiset bool
 }
 
 // chunkMN is the MN of chunk k's index and attributes, as csr lays them out.
@@ -76,6 +79,15 @@ func chunkMN(c, m int) []int {
 // overflow spills to direct update.
 func (c StoreConfig) mailboxSizes() (uint64, uint64) {
 	valCap, refCap := c.ValMailbox, c.RefMailbox
+	if c.Multiset {
+		// Room for every edge's pair, with the eighth that open blocks
+		// may leave unused (update.ValBlocks), and for an item per vertex
+		// and other chunk, plus hub pieces.
+		chunks := uint64(max(1, len(c.Bounds)-1))
+		valCap = max(valCap, 64<<10, update.ValRec*c.Edges*5/4)
+		refCap = max(refCap, 64<<10, update.RefRec*min(c.Edges, c.Vertices*(chunks-1)+c.Edges/16))
+		return valCap, refCap
+	}
 	if valCap == 0 {
 		valCap = min(256<<20, max(64<<10, update.ValRec*c.Edges/2))
 	}

@@ -251,12 +251,14 @@ func (wk *worker) handle(a *adj, k int, seg []uint32, ws []float32) error {
 	}
 	if k == e.me {
 		if a.in || e.it.pull {
-			wk.pull(a, seg, ws)
-			return nil
+			return wk.pull(a, seg, ws)
 		}
 		c := e.contrib[a.v-e.lo]
 		wk.stats.Candidates += n
 		wk.stats.Local += n
+		if e.bag != nil {
+			return e.bag.scatter(e.lo, seg, c, true)
+		}
 		cands := wk.candidates(a.v, c, seg, ws)
 		if e.spec.Monotone {
 			var dropped uint64
@@ -303,12 +305,15 @@ func (wk *worker) candidates(src uint32, c uint64, seg []uint32, ws []float32) [
 // pull gathers the candidates of a's local in-neighbours into its
 // accumulator. The vertex belongs to this task alone, so the store is
 // plain, unless a hub's pieces or the RefRD puller share it.
-func (wk *worker) pull(a *adj, src []uint32, ws []float32) {
+func (wk *worker) pull(a *adj, src []uint32, ws []float32) error {
 	e := wk.e
 	i := a.v - e.lo
 	wk.stats.Candidates += uint64(len(src))
 	wk.stats.Local += uint64(len(src))
 	wk.stats.Pulled += uint64(len(src))
+	if e.bag != nil {
+		return e.bag.gather(i, e.contrib, e.lo, src, a.from > 0 || a.to < a.deg)
+	}
 	var active []uint64 // every source, or the frontier's bitmap
 	if e.it.skipIdle && e.front.dense {
 		active = e.front.bits
@@ -318,9 +323,10 @@ func (wk *worker) pull(a *adj, src []uint32, ws []float32) {
 		if r != e.op.Identity() {
 			e.op.FoldAtomic(&e.acc[i], r)
 		}
-		return
+		return nil
 	}
 	e.acc[i] = e.op.Gather(e.acc[i], e.contrib, active, e.lo, src, ws, e.spec.Traversal)
+	return nil
 }
 
 // parentIn is the bottom-up step over in-neighbours in another chunk: the
@@ -355,7 +361,7 @@ func (e *engine) push() error {
 			return err
 		}
 	}
-	if e.it.remote == viaMailboxes && e.it.refrd && e.pullEP != nil {
+	if e.it.remote == viaMailboxes && e.it.refrd && e.pullEP != nil && e.bag == nil {
 		var err error
 		if e.pull, err = e.startPuller(); err != nil {
 			return err

@@ -29,6 +29,7 @@ const (
 	sumU
 	minF
 	minU
+	bag // algo.Multiset: nothing combines; the engine keeps every candidate
 )
 
 // Op is a kernel's reduction and edge map, with its identity.
@@ -44,6 +45,8 @@ type Op struct {
 func OpOf(s algo.Spec) Op {
 	o := Op{identity: s.Identity, weighted: s.Edge == algo.AddWeight}
 	switch {
+	case s.Reduce == algo.Multiset:
+		o.k = bag
 	case s.Reduce == algo.Sum && s.Float:
 		o.k = sumF
 	case s.Reduce == algo.Sum:
@@ -61,6 +64,11 @@ func (o Op) Identity() uint64 { return o.identity }
 
 // IsIntSum tells an integer sum, which remote memory applies with FAA.
 func (o Op) IsIntSum() bool { return o.k == sumU }
+
+// IsBag tells a Multiset reduction: candidates are kept, never combined,
+// so no loop of this package that reduces applies to it (Candidate and
+// EdgeCandidate do).
+func (o Op) IsBag() bool { return o.k == bag }
 
 // IsMin tells a minimum from a sum.
 func (o Op) IsMin() bool { return o.k == minF || o.k == minU }

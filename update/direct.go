@@ -116,6 +116,9 @@ func NewDirect(ep verbs.Endpoint, op reduce.Op, tg Targets, mb *Mailboxes, cfg D
 // Add queues a candidate for v, combined with one queued for v; it flushes
 // when the queue is full.
 func (d *Direct) Add(v uint32, cand uint64) error {
+	if d.op.IsBag() {
+		return ErrBagOverflow
+	}
 	i, s := d.comb.find(v)
 	if i >= 0 && int(i) < len(d.pend) && d.pend[i].v == v {
 		d.pend[i].cand = d.op.Combine(d.pend[i].cand, cand)

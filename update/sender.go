@@ -113,6 +113,9 @@ func (s *Sender) Val(k int, v uint32, cand uint64) error {
 // the given per-edge candidates (cands non-nil).
 func (s *Sender) ValSegment(k int, dst []uint32, w []float32, c uint64, cands []uint64) error {
 	b := &s.val[k]
+	if s.op.IsBag() {
+		return s.bagSegment(k, b, dst, w, c, cands)
+	}
 	tblD, tblV, mask := b.tblD, b.tblV[:len(b.tblD)], b.mask
 	combined := uint64(0) // counted here, not through s per candidate
 	for i, v := range dst {
@@ -136,6 +139,24 @@ func (s *Sender) ValSegment(k int, dst []uint32, w []float32, c uint64, cands []
 		}
 	}
 	s.stats.Combined += combined
+	return nil
+}
+
+// bagSegment queues the candidates of a Multiset kernel, which nothing
+// combines: every pair goes to the mailbox as it is.
+func (s *Sender) bagSegment(k int, b *valBuf, dst []uint32, w []float32, c uint64, cands []uint64) error {
+	for i := 0; i < len(dst); {
+		m := min(len(dst)-i, cap(b.dst)-len(b.dst))
+		for j, v := range dst[i : i+m] {
+			b.dst, b.val = append(b.dst, v), append(b.val, s.op.EdgeCandidate(i+j, c, w, cands))
+		}
+		i += m
+		if len(b.dst) == cap(b.dst) {
+			if err := s.sendVal(k, false); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 

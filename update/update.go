@@ -1,8 +1,15 @@
 package update
 
 import (
+	"github.com/pkg/errors"
+
 	"github.com/dmg-hpc/dmg/verbs"
 )
+
+// ErrBagOverflow is what a direct update of a Multiset kernel's candidate
+// returns: no word holds a multiset, so its candidates for another chunk
+// travel only in mailboxes, which the engine sizes to hold them all.
+var ErrBagOverflow = errors.New("update: a multiset kernel's candidates overflowed a mailbox, and none can go by direct update")
 
 // Stats counts update candidates by the path they took, and the traffic
 // of the redistribution.
