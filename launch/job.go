@@ -98,6 +98,10 @@ type Job struct {
 	scratch []float64
 	// ranks is where every rank runs, gathered once when the job starts.
 	ranks []rankInfo
+	// watch is the liveness watch before the fabric is up (nil: none);
+	// stallOnce lets one watch, this or the heartbeats', end the job.
+	watch     *stoppedWatch
+	stallOnce sync.Once
 }
 
 // HostCNs is the number of compute nodes that share this rank's host.
@@ -128,9 +132,11 @@ func (j *Job) Logf(format string, args ...any) {
 // ranks may see it at once; each waits a second per rank, so the lowest
 // one's line is the one printed before the abort takes the others.
 func (j *Job) stalled(msg string) {
-	time.Sleep(time.Duration(j.Rank()) * time.Second)
-	printErr(j.Err, j.errMu, j.Rank(), errors.New(msg))
-	j.World.Runtime.Abort(ExitFailure)
+	j.stallOnce.Do(func() {
+		time.Sleep(time.Duration(j.Rank()) * time.Second)
+		printErr(j.Err, j.errMu, j.Rank(), errors.New(msg))
+		j.World.Runtime.Abort(ExitFailure)
+	})
 }
 
 // gatherRanks learns where every rank runs (rank, role, host, pid, cores),
@@ -370,6 +376,7 @@ func rankMain(rt spmd.Runtime, roles spmd.Roles, opts *Options, stdout, stderr i
 	stop, err := startProfile(opts.CPUProfile, w.Rank(), opts.Local)
 	if err == nil {
 		err = fn(j)
+		j.watch.close()
 		stop()
 	}
 	return j.Agree(err)

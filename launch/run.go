@@ -92,7 +92,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&r.cxlDir, "cxl-dir", "", cxlDirUsage)
 	fs.StringVar(&r.cxlDev, "cxl-dev", "", cxlDevUsage)
 	fs.DurationVar(&r.timeout, "timeout", verbs.DefaultTimeout, "how long to wait for a fabric completion before failing")
-	fs.DurationVar(&r.peerTimeout, "peer-timeout", 30*time.Second, "a peer whose heartbeat in DM has not moved for this long (frozen, not slow) ends the job, naming it; 0 turns the watch off")
+	fs.DurationVar(&r.peerTimeout, "peer-timeout", 30*time.Second, "a peer whose heartbeat in DM has not moved for this long (frozen, not slow; before the fabric is open, a peer on this host stopped this long) ends the job, naming it; 0 turns the watch off")
 	fs.Uint64Var(&r.seed, "seed", 1, "seed of the generators and synthetic weights")
 	fs.BoolVar(&r.undirected, "undirected", false, "treat the input as undirected (store every edge both ways)")
 	fs.BoolVar(&r.weighted, "weighted", false, "load edge weights (inputs without weights get deterministic synthetic weights in (0,1]); SSSP implies it")
@@ -166,11 +166,15 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 		return cfg, BadInputf("launch: --entry-size %d; expected 16, 32 or 64", r.entrySize)
 	}
 	cfg.LoadProgress = loadProgress(j)
-	if !j.Opts.Local { // in one process a peer cannot freeze alone
+	if !j.Opts.Local && r.peerTimeout > 0 { // in one process a peer cannot freeze alone
 		cfg.PeerTimeout, cfg.Stalled = r.peerTimeout, j.stalled
+		j.watch = j.watchStopped(r.peerTimeout)
 	}
-	if j.World.Rank() == 0 {
-		cfg.Phase = j.intr.setPhase
+	cfg.Phase = func(name string) {
+		j.watch.setPhase(name)
+		if j.World.Rank() == 0 {
+			j.intr.setPhase(name)
+		}
 	}
 	if r.algo == "" {
 		return cfg, BadInputf("launch: --algo is required; one of %s", strings.Join(algo.Names(), ", "))

@@ -400,6 +400,68 @@ func TestPeerStalled(t *testing.T) {
 	}
 }
 
+// Before the fabric is up (the heartbeats are in DM), a stopped peer on
+// the same host is seen in /proc: here the CNs wait on a graph that never
+// comes (a FIFO nobody writes), as they would on a slow file system, and a
+// stopped rank ends the job within --peer-timeout plus a few seconds.
+func TestPeerStoppedWhileReading(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mpirun integration test")
+	}
+	const timeout = 4 * time.Second
+	for _, c := range []struct {
+		rank int
+		want string
+	}{{1, "rank 1 (cn 1, pid "}, {2, "rank 2 (mn 0, pid "}} {
+		t.Run(fmt.Sprintf("rank%d", c.rank), func(t *testing.T) {
+			fifo := filepath.Join(t.TempDir(), "never.el")
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(mpitest.Mpirun(t), "-q", "-np", "4", dmgBin(t), "--roles", "cn:2,mn:2", "run", "--algo", "bfs", "--graph", fifo, "--peer-timeout", timeout.String())
+			cmd.Env = append(os.Environ(), mpitest.Env()...)
+			stderr := &syncBuffer{}
+			cmd.Stderr = stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			var pids map[int]int
+			for deadline := time.Now().Add(30 * time.Second); len(pids) < 4; time.Sleep(100 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					t.Fatalf("ranks %v never all started", pids)
+				}
+				pids = rankPIDs(t, cmd.Process.Pid)
+			}
+			time.Sleep(2 * time.Second) // every rank past MPI's start, the CNs at the FIFO
+			stopped := time.Now()
+			syscall.Kill(pids[c.rank], syscall.SIGSTOP)
+			select {
+			case <-done:
+			case <-time.After(timeout + 15*time.Second):
+				for _, pid := range pids {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+				cmd.Process.Kill()
+				t.Fatalf("still running %v after SIGSTOP of rank %d:\n%s", time.Since(stopped), c.rank, stderr.String())
+			}
+			syscall.Kill(pids[c.rank], syscall.SIGKILL)
+			if took := time.Since(stopped); took > timeout+5*time.Second {
+				t.Errorf("ended %v after the stop; want within %v", took, timeout+5*time.Second)
+			}
+			if cmd.ProcessState.ExitCode() == 0 {
+				t.Error("exit 0 after a peer was stopped")
+			}
+			msg := stderr.String()
+			if n := strings.Count(msg, "peers stalled: "); n != 1 || !strings.Contains(msg, c.want) || !strings.Contains(msg, "has been stopped for") {
+				t.Errorf("%d stall lines; want one naming %q as stopped:\n%s", n, c.want, msg)
+			}
+		})
+	}
+}
+
 // A peer stopped for less than --peer-timeout is slow, not stalled: the
 // job finishes.
 func TestShortStopSurvived(t *testing.T) {

@@ -58,15 +58,8 @@ func gone(pid int) bool {
 	if syscall.Kill(pid, 0) == syscall.ESRCH {
 		return true
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// "pid (comm) S ...": the state follows the last ')'.
-	if i := strings.LastIndexByte(string(b), ')'); i >= 0 && i+2 < len(b) {
-		return b[i+2] == 'Z' || b[i+2] == 'X'
-	}
-	return false
+	s, ok := procState(pid)
+	return ok && (s == 'Z' || s == 'X')
 }
 
 // hasPeers says whether the ranks' processes are known (under a launcher).

@@ -1,0 +1,115 @@
+package launch
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// stoppedWatch is the liveness watch of the phases before the fabric is
+// up, while the graph is read and laid out (job/liveness.go's heartbeats
+// in DM take over once the memory nodes' pools are open). Every second it
+// reads from /proc the state of the other ranks on this host; one that
+// has been stopped (SIGSTOP, a debugger, job control) for the peer timeout
+// ends the job with one line naming it. Ranks that are merely slow, as
+// they are for minutes while a large graph is read, never trip it. A peer
+// on another host, or one that hangs without being stopped, is not seen
+// before the fabric is up.
+type stoppedWatch struct {
+	j       *Job
+	timeout time.Duration
+	quit    chan struct{}
+	once    sync.Once
+
+	mu    sync.Mutex
+	phase string
+}
+
+// lastWatchedPhase is the phase from which the heartbeats watch.
+const lastWatchedPhase = "loading the memory nodes"
+
+// watchStopped starts the watch (under a launcher, with a timeout).
+func (j *Job) watchStopped(timeout time.Duration) *stoppedWatch {
+	s := &stoppedWatch{j: j, timeout: timeout, quit: make(chan struct{}), phase: "starting"}
+	go s.run()
+	return s
+}
+
+// setPhase records the phase this rank starts (job.Config.Phase); the
+// watch ends when the heartbeats have taken over.
+func (s *stoppedWatch) setPhase(name string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.phase = name
+	s.mu.Unlock()
+	if name == lastWatchedPhase {
+		s.close()
+	}
+}
+
+func (s *stoppedWatch) close() {
+	if s != nil {
+		s.once.Do(func() { close(s.quit) })
+	}
+}
+
+func (s *stoppedWatch) run() {
+	tick := time.NewTicker(min(time.Second, max(s.timeout/4, 100*time.Millisecond)))
+	defer tick.Stop()
+	me := s.j.Rank()
+	host := s.j.ranks[me].Host
+	since := make(map[int]time.Time)
+	for {
+		select {
+		case <-s.quit:
+			return
+		case now := <-tick.C:
+			var names []string
+			for _, p := range s.j.ranks {
+				if p.Rank == me || p.Host != host || p.PID <= 0 || !stopped(p.PID) {
+					delete(since, p.Rank)
+					continue
+				}
+				t0, ok := since[p.Rank]
+				if !ok {
+					since[p.Rank] = now
+					continue
+				}
+				if d := now.Sub(t0); d >= s.timeout {
+					names = append(names, fmt.Sprintf("rank %d (%s %d, pid %d on %s) has been stopped for %s", p.Rank, p.Role, p.Index, p.PID, p.Host, d.Round(time.Second)))
+				}
+			}
+			if len(names) > 0 {
+				s.mu.Lock()
+				phase := s.phase
+				s.mu.Unlock()
+				s.j.stalled(fmt.Sprintf("peers stalled: %s, while this rank was %s (--peer-timeout %s)", strings.Join(names, ", "), phase, s.timeout))
+				return
+			}
+		}
+	}
+}
+
+// stopped says a process is stopped: state T (by a signal) or t (traced)
+// in /proc/PID/stat.
+func stopped(pid int) bool {
+	s, ok := procState(pid)
+	return ok && (s == 'T' || s == 't')
+}
+
+// procState is a process's state letter in /proc/PID/stat.
+func procState(pid int) (byte, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	// "pid (comm) S ...": the state follows the last ')'.
+	if i := strings.LastIndexByte(string(b), ')'); i >= 0 && i+2 < len(b) {
+		return b[i+2], true
+	}
+	return 0, false
+}
