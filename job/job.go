@@ -392,7 +392,7 @@ func ablations(c Config) []string {
 func storeConfig(cfg Config, shape jobShape, bounds []uint32, numMN int) rank.StoreConfig {
 	return rank.StoreConfig{Mode: cfg.Engine.Mode, ValMailbox: cfg.Engine.ValMailbox, RefMailbox: cfg.Engine.RefMailbox,
 		Bounds: bounds, NumMN: numMN, Vertices: shape.Vertices, Edges: shape.Edges,
-		Senders: shape.Senders, Multiset: shape.Multiset}
+		Senders: shape.Senders, Multiset: shape.Multiset, MaxChunkEdges: shape.MaxChunkEdges}
 }
 
 // layouts are a job's out-layout (lists and attributes) and, for directed
@@ -529,6 +529,8 @@ type jobShape struct {
 	Senders int
 	// Multiset says the kernel keeps every candidate (rank.StoreConfig).
 	Multiset bool
+	// MaxChunkEdges is the most out-edges of one CN's chunk.
+	MaxChunkEdges uint64
 }
 
 // shareShape sends CN 0's program to every rank (the other CNs check that
@@ -563,10 +565,17 @@ func shareShape(w *spmd.World, mine programSpec, sh *csr.Share, meta *csr.Meta, 
 	if err := w.Comm.AllReduceInt64(sums, spmd.Sum); err != nil {
 		return jobShape{}, err
 	}
+	most := []int64{0}
+	if w.Role == spmd.CN {
+		most[0] = int64(sh.Graph.NumEdges())
+	}
+	if err := w.Comm.AllReduceInt64(most, spmd.Max); err != nil {
+		return jobShape{}, err
+	}
 	if w.Rank() == 0 {
 		meta.DroppedSelfLoops, meta.DroppedDuplicates = uint64(sums[1]), uint64(sums[2])
 	}
-	return jobShape{Spec: spec, Vertices: uint64(sums[3]), Edges: uint64(sums[0]), Senders: int(sums[4])}, nil
+	return jobShape{Spec: spec, Vertices: uint64(sums[3]), Edges: uint64(sums[0]), MaxChunkEdges: uint64(most[0]), Senders: int(sums[4])}, nil
 }
 
 // gatherJSON gathers v from the ranks that contribute (the CNs, in CN

@@ -60,8 +60,11 @@ type StoreConfig struct {
 	// (they each hold an open ValRD block per target).
 	Senders int
 	// Multiset says the kernel keeps every candidate (algo.Multiset):
-	// nothing may spill to direct update, so the mailboxes hold them all.
-	Multiset bool
+	// nothing may spill to direct update, so the mailboxes hold them all:
+	// on the symmetric store a Multiset kernel runs on, a chunk receives
+	// at most as many candidates as it has edges, MaxChunkEdges at most.
+	Multiset      bool
+	MaxChunkEdges uint64
 }
 
 // chunkMN is the MN of chunk k's index and attributes, as csr lays them out.
@@ -80,12 +83,15 @@ func chunkMN(c, m int) []int {
 func (c StoreConfig) mailboxSizes() (uint64, uint64) {
 	valCap, refCap := c.ValMailbox, c.RefMailbox
 	if c.Multiset {
-		// Room for every edge's pair, with the eighth that open blocks
-		// may leave unused (update.ValBlocks), and for an item per vertex
-		// and other chunk, plus hub pieces.
-		chunks := uint64(max(1, len(c.Bounds)-1))
-		valCap = max(valCap, 64<<10, update.ValRec*c.Edges*5/4)
-		refCap = max(refCap, 64<<10, update.RefRec*min(c.Edges, c.Vertices*(chunks-1)+c.Edges/16))
+		// Room for a pair per edge of the largest chunk, with the eighth
+		// that open blocks may leave unused (update.ValBlocks), and for an
+		// item per sending vertex, plus hub pieces.
+		e := c.MaxChunkEdges
+		if e == 0 {
+			e = c.Edges
+		}
+		valCap = max(valCap, 64<<10, update.ValRec*e*5/4)
+		refCap = max(refCap, 64<<10, update.RefRec*min(e, c.Vertices+e/16))
 		return valCap, refCap
 	}
 	if valCap == 0 {
