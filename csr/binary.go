@@ -2,9 +2,14 @@ package csr
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
+	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/pkg/errors"
 )
@@ -15,13 +20,20 @@ import (
 //	offset  size  field
 //	0       8     magic "DMGBEL\x00\x01" (the last byte is the version, 1)
 //	8       4     flags: bit 0 = undirected (each edge listed once, stands
-//	              for both directions); bit 1 = an id table follows the header
+//	              for both directions); bit 1 = an id table follows the header;
+//	              bit 2 = properties follow (the id table, if any)
 //	12      4     weight bytes per edge: 0 (unweighted), 4 (float32) or 8
 //	              (float64)
 //	16      8     N, the number of vertices (≤ 2^32-1)
 //	24      8     M, the number of edge records
 //	32      8·N   id table (only with flag bit 1): external id of each dense
 //	              id, strictly increasing
+//	...     8+L   properties (only with flag bit 2): L (uint64, at most
+//	              1 MiB), then L bytes of "key = value" lines, sorted by key:
+//	              the Graphalytics properties of the input, without their
+//	              "graph.NAME." prefix (Meta.Properties), whose algorithm
+//	              parameters (sources, PageRank iterations and damping) a
+//	              reader takes as a .properties file's
 //	...     M ×   edge records: src uint32, dst uint32, then the weight
 //	              (float32 or float64) if weight bytes > 0
 //
@@ -31,7 +43,10 @@ const (
 	binHeaderSize  = 32
 	binFlagUndir   = 1 << 0
 	binFlagIDTable = 1 << 1
-	binKnownFlags  = binFlagUndir | binFlagIDTable
+	binFlagProps   = 1 << 2
+	binKnownFlags  = binFlagUndir | binFlagIDTable | binFlagProps
+	// binMaxProps bounds the properties' bytes.
+	binMaxProps = 1 << 20
 	// binBlockRecords is how many edge records readBinary reads at once.
 	binBlockRecords = 4096
 )
@@ -41,6 +56,10 @@ type BinaryOptions struct {
 	// Float32Weights stores weights as float32 (8+4 bytes per edge instead
 	// of 8+8; weights lose precision).
 	Float32Weights bool
+	// Properties, if any, are stored with the graph (Meta.Properties of a
+	// Graphalytics input, which carry its algorithm parameters). Keys may
+	// not hold '=', ':' or line ends, values no line ends.
+	Properties map[string]string
 }
 
 // WriteBinary writes g as a DMG binary edge list (see the format above).
@@ -75,6 +94,20 @@ func WriteBinary(w io.Writer, g *Graph, bo BinaryOptions) error {
 			}
 		}
 	}
+	var props []byte
+	if len(bo.Properties) > 0 {
+		flags |= binFlagProps
+		for _, k := range slices.Sorted(maps.Keys(bo.Properties)) {
+			v := bo.Properties[k]
+			if k == "" || strings.ContainsAny(k, "=:\r\n") || strings.ContainsAny(v, "\r\n") {
+				return errors.Errorf("csr: writing binary edge list: property %q = %q cannot be stored", k, v)
+			}
+			props = fmt.Appendf(props, "%s = %s\n", k, v)
+		}
+		if len(props) > binMaxProps {
+			return errors.Errorf("csr: writing binary edge list: %d bytes of properties, more than %d", len(props), binMaxProps)
+		}
+	}
 	var h [binHeaderSize]byte
 	copy(h[:], binMagic)
 	binary.LittleEndian.PutUint32(h[8:], flags)
@@ -86,6 +119,11 @@ func WriteBinary(w io.Writer, g *Graph, bo BinaryOptions) error {
 	for _, id := range g.IDs {
 		binary.LittleEndian.PutUint64(b[:], id)
 		bw.Write(b[:8])
+	}
+	if props != nil {
+		binary.LittleEndian.PutUint64(b[:], uint64(len(props)))
+		bw.Write(b[:8])
+		bw.Write(props)
 	}
 	for v := uint32(0); v < g.N; v++ {
 		for i := g.Offsets[v]; i < g.Offsets[v+1]; i++ {
@@ -153,6 +191,13 @@ func readBinary(r io.Reader, file string, o *Options, meta *Meta, snk sink) (*Ed
 			off += 8
 		}
 	}
+	if flags&binFlagProps != 0 {
+		n, err := readBinaryProps(br, file, off, meta)
+		if err != nil {
+			return nil, err
+		}
+		off += 8 + n
+	}
 	if wb > 0 {
 		el.Weights = []float64{}
 	}
@@ -213,4 +258,37 @@ func readBinary(r io.Reader, file string, o *Options, meta *Meta, snk sink) (*Ed
 	}
 	meta.InputEdges = m
 	return el, nil
+}
+
+// readBinaryProps reads the properties of a binary edge list at offset
+// off into meta (Properties and the algorithm parameters) and returns
+// their length.
+func readBinaryProps(br io.Reader, file string, off int64, meta *Meta) (int64, error) {
+	var b [8]byte
+	if _, err := io.ReadFull(br, b[:]); err != nil {
+		return 0, offsetErr(file, off, "truncated properties: expected their 8-byte length")
+	}
+	n := binary.LittleEndian.Uint64(b[:])
+	if n > binMaxProps {
+		return 0, offsetErr(file, off, "properties of %d bytes: more than %d", n, binMaxProps)
+	}
+	raw := make([]byte, n)
+	if got, err := io.ReadFull(br, raw); err != nil {
+		return 0, offsetErr(file, off+8+int64(got), "truncated properties: expected %d bytes, got %d", n, got)
+	}
+	meta.Properties = map[string]string{}
+	at := map[string]int64{}
+	pos := off + 8
+	for line := range bytes.Lines(raw) {
+		k, v, ok := strings.Cut(strings.TrimSuffix(string(line), "\n"), "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || k == "" {
+			return 0, offsetErr(file, pos, "properties: expected \"key = value\", got %q", trunc(string(line)))
+		}
+		meta.Properties[k], at[k] = v, pos
+		pos += int64(len(line))
+	}
+	return int64(n), algoProperties(meta, func(k, format string, args ...any) error {
+		return offsetErr(file, at[k], "property %s: "+format, append([]any{k}, args...)...)
+	})
 }

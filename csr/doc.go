@@ -7,7 +7,8 @@
 //   - Readers (graphalytics.go, text.go, mtx.go, binary.go) parse one input
 //     format each into an edge list with external 64-bit vertex ids. The
 //     format is picked from the file name by Open; a trailing ".gz" is
-//     decompressed transparently.
+//     decompressed transparently. Text inputs are parsed in parallel
+//     (see Text inputs below).
 //   - Generators (generate.go) produce Graph500 Kronecker ("kron:SCALE[:EF]")
 //     and uniform random ("uniform:N:M") edge lists. Every block of edges is
 //     seeded on its own, so the output does not depend on the number of
@@ -62,6 +63,34 @@
 // differ builds its in-rows in the second pass, and one whose degrees
 // agree but whose edges do not pays a third pass.
 //
+// # Text inputs
+//
+// The text readers (SNAP and .el/.wel edge lists, Graphalytics .v and .e
+// files, Matrix Market entries) cut their input into blocks of whole
+// lines, about 1 MiB each (textblock.go). One goroutine reads the file
+// in order and up to Options.Workers goroutines parse the blocks; the
+// parsed blocks are then taken in input order, so the result (edges,
+// ids, errors) is the same for any number of workers and any cut. Every
+// block counts its lines, so an error names the line of the whole file
+// even when its block starts mid-file. A gzipped input cannot be cut
+// before it is decompressed: it streams through one decompressor, in the
+// reading goroutine, and only the parsing of its blocks is parallel. A
+// line is parsed in place, without allocating: a fast path takes plain
+// lines (decimal ids, blanks, a plain decimal weight), and any other line
+// (a comment, an unusual one, a malformed one) goes to the careful
+// per-line parser, which gives the same edges and every error message.
+// Dense ids come from a bitmap of the external ids with a count of its
+// set bits per word, when the largest id is small enough (a bitmap of
+// at most 16 bytes per edge endpoint plus 64 MiB); a sparse id space
+// falls back to sorting the ids and binary searches.
+//
+// WriteBinary stores a graph as a binary edge list (.bel) with its id
+// table, its weights and, optionally, the Graphalytics properties of its
+// input (BinaryOptions.Properties), whose algorithm parameters the .bel
+// reader restores. `dmg convert` writes a graph it built keeping every
+// parallel edge (KeepDuplicates), so that reading the .bel gives what
+// reading the input gives: the same graph, ids, degrees and parameters.
+//
 // # Vertex ids
 //
 // Dense ids are assigned in ascending order of the external ids, whatever the
@@ -90,4 +119,10 @@
 // Bad input yields a single *InputError naming the file, the line (or byte
 // offset for binary files) and what was expected; IsInputError tells the CLI
 // to exit with status 2. An empty input is a valid graph with zero vertices.
+// Of several bad lines, the first in the file is reported, as a
+// line-by-line reader would (FuzzParallelText checks the parallel path
+// against one).
+//
+// OpenProgress is Open with a callback that follows the bytes read of the
+// input files (for a progress bar).
 package csr

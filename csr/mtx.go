@@ -1,6 +1,7 @@
 package csr
 
 import (
+	"fmt"
 	"io"
 	"strings"
 )
@@ -12,7 +13,7 @@ import (
 // The graph has max(rows, cols) vertices; entry (i, j) is the edge i→j
 // weighted by value; symmetric matrices are undirected graphs.
 // With a sink, the edges go to it (dense ids) and the EdgeList has none.
-func readMTX(r io.Reader, file string, o *Options, meta *Meta, snk sink) (*EdgeList, error) {
+func readMTX(r io.Reader, file string, o *Options, meta *Meta, snk sink, rc *readConfig) (*EdgeList, error) {
 	lr := newLineReader(r, file)
 	line, err := lr.next()
 	if err == io.EOF {
@@ -82,61 +83,88 @@ func readMTX(r io.Reader, file string, o *Options, meta *Meta, snk sink) (*EdgeL
 	if weighted {
 		el.Weights = []float64{}
 	}
-	want := 2
+	want, wcol := 2, -1
 	if weighted {
-		want = 3
+		want, wcol = 3, 2
 	}
-	if snk == nil {
-		capHint := min(nnz, 1<<20)
-		el.Src = make([]uint32, 0, capHint)
-		el.Dst = make([]uint32, 0, capHint)
-	}
-	var count uint64
-	for {
-		line, err = lr.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if isComment(line) {
-			continue
-		}
-		if k := fields(line, f[:]); k != want {
-			return nil, lineErr(file, lr.line, "expected %d fields (%s), got %d", want, map[bool]string{false: "row col", true: "row col value"}[weighted], k)
-		}
-		if count == nnz {
-			return nil, lineErr(file, lr.line, "more entries than the %d the size line declares", nnz)
-		}
-		i, ok := parseUint(f[0])
-		if !ok || i < 1 || i > rows {
-			return nil, lineErr(file, lr.line, "expected a row index in 1..%d, got %s", rows, quote(f[0]))
-		}
-		j, ok := parseUint(f[1])
-		if !ok || j < 1 || j > cols {
-			return nil, lineErr(file, lr.line, "expected a column index in 1..%d, got %s", cols, quote(f[1]))
-		}
-		x := 1.0
-		if weighted {
-			var msg string
-			if x, msg = parseWeight(f[2], o.AllowNegativeWeights); msg != "" {
-				return nil, lineErr(file, lr.line, "%s", msg)
+	allowNeg := o.AllowNegativeWeights
+	lines := &edgeLines{fields: want, wcol: wcol, slowOnly: rc.slowOnly(),
+		post: func(i, j uint64) (uint64, uint64, bool) {
+			return i - 1, j - 1, i >= 1 && i <= rows && j >= 1 && j <= cols
+		},
+		slow: func(line []byte, full bool) (i, j uint64, x float64, edge bool, msg string) {
+			if isComment(line) {
+				return
 			}
+			var f [4][]byte
+			if k := fields(line, f[:]); k != want {
+				return 0, 0, 0, false, fmt.Sprintf("expected %d fields (%s), got %d", want, map[bool]string{false: "row col", true: "row col value"}[weighted], k)
+			}
+			if full {
+				return 0, 0, 0, false, fmt.Sprintf("more entries than the %d the size line declares", nnz)
+			}
+			i, ok := parseUint(f[0])
+			if !ok || i < 1 || i > rows {
+				return 0, 0, 0, false, fmt.Sprintf("expected a row index in 1..%d, got %s", rows, quote(f[0]))
+			}
+			j, ok = parseUint(f[1])
+			if !ok || j < 1 || j > cols {
+				return 0, 0, 0, false, fmt.Sprintf("expected a column index in 1..%d, got %s", cols, quote(f[1]))
+			}
+			x = 1
+			if weighted {
+				if x, msg = parseWeight(f[2], allowNeg); msg != "" {
+					return
+				}
+			}
+			return i - 1, j - 1, x, true, ""
+		}}
+	// The blocks are parsed as if the size line allowed any number of
+	// entries; a block that fails or goes past the count is parsed again
+	// with the count left, for the error a line-by-line reader gives.
+	type parsed struct {
+		parsedEdges
+		data []byte // the block's bytes, only while it is used
+	}
+	parser := edgeParser(lines, edgeMode(snk), nil)
+	newParser := func() func([]byte, *parsed) {
+		parse := parser()
+		return func(data []byte, p *parsed) {
+			parse(data, &p.parsedEdges)
+			p.data = data
 		}
-		count++
+	}
+	var blocks []*edgeBlock
+	var count uint64
+	total, err := parseText(lr.r, file, o.Workers, rc, newParser, func(p parsed, line0 int64) error {
+		k := uint64(len(p.recs))
+		if p.blk != nil {
+			k = uint64(p.blk.len())
+		}
+		if p.msg != "" || k > nnz-count {
+			var sc edgeScratch
+			errLine, msg := lines.parse(p.data, &sc, nnz-count)
+			return lineErr(file, line0+lr.line+errLine, "%s", msg)
+		}
+		count += k
 		if snk != nil {
-			snk.edge(i-1, j-1, x)
-			continue
+			sendEdges(snk, p.recs)
+		} else {
+			blocks = append(blocks, p.blk)
 		}
-		el.Src = append(el.Src, uint32(i-1))
-		el.Dst = append(el.Dst, uint32(j-1))
-		if weighted {
-			el.Weights = append(el.Weights, x)
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if count != nnz {
-		return nil, lineErr(file, lr.line+1, "expected %d entries as the size line declares, got %d", nnz, count)
+		return nil, lineErr(file, lr.line+total+1, "expected %d entries as the size line declares, got %d", nnz, count)
+	}
+	if snk == nil {
+		el.Src, el.Dst, el.Weights = concatBlocks(blocks, weighted)
+		if weighted && el.Weights == nil {
+			el.Weights = []float64{}
+		}
 	}
 	if n > 0 {
 		el.IDs = make([]uint64, n)

@@ -29,6 +29,12 @@ import (
 // Options.Format overrides the choice. A directory holding X.properties for
 // X = the directory's name is opened as that Graphalytics dataset.
 func Open(spec string, opts Options) (*Graph, *Meta, error) {
+	return open(spec, opts, nil)
+}
+
+// open is Open with a read configuration: a progress counter
+// (OpenProgress), or where tests cut the blocks of text inputs.
+func open(spec string, opts Options, rc *readConfig) (*Graph, *Meta, error) {
 	o := opts
 	if err := o.Validate(); err != nil {
 		return nil, nil, err
@@ -42,18 +48,19 @@ func Open(spec string, opts Options) (*Graph, *Meta, error) {
 		return nil, nil, err
 	}
 	if format == FormatGraphalytics {
-		el, meta, err := readGraphalytics(path, &o, nil)
+		el, meta, err := readGraphalytics(path, &o, nil, rc)
 		if err != nil {
 			return nil, nil, err
 		}
 		return finish(el, meta, &o)
 	}
-	f, err := openFile(path)
+	rc.expect(path)
+	f, err := openFile(path, rc)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
-	return read(f, path, format, &o)
+	return read(f, path, format, &o, rc)
 }
 
 // resolve finds the file and format of a path spec: a directory holding
@@ -97,39 +104,31 @@ func Read(r io.Reader, name string, opts Options) (*Graph, *Meta, error) {
 	if format == FormatGraphalytics {
 		return nil, nil, errors.Errorf("csr: %s: Graphalytics datasets span several files; use Open", name)
 	}
-	return read(r, name, format, &o)
+	return read(r, name, format, &o, nil)
 }
 
-func read(r io.Reader, path, format string, o *Options) (*Graph, *Meta, error) {
+func read(r io.Reader, path, format string, o *Options, rc *readConfig) (*Graph, *Meta, error) {
 	meta := &Meta{Name: datasetName(path), Path: path, Format: format}
 	var el *EdgeList
 	var err error
 	switch format {
 	case FormatSNAP, FormatEL, FormatWEL:
 		weighted := format == FormatWEL
-		var src, dst []uint64
-		var w []float64
-		src, dst, w, err = readEdgeText(r, path, weighted, o, nil)
+		blocks, count, err := readEdgeText(r, path, weighted, o, rc)
 		if err != nil {
 			return nil, nil, err
 		}
-		el = &EdgeList{Directed: true, Weights: w}
-		if weighted && w == nil {
+		el = &EdgeList{Directed: true}
+		el.N, el.IDs, el.Src, el.Dst, el.Weights, err = denseBlocks(path, blocks, weighted, o.Workers)
+		if err != nil {
+			return nil, nil, err
+		}
+		if weighted && el.Weights == nil {
 			el.Weights = []float64{}
 		}
-		var ids []uint64
-		ids, el.Src, el.Dst, err = densify(path, src, dst, o.Workers)
-		if err != nil {
-			return nil, nil, err
-		}
-		n := uint64(len(ids))
-		if ids == nil && len(src) > 0 {
-			n = uint64(max(maxU64(src), maxU64(dst))) + 1
-		}
-		el.N, el.IDs = uint32(n), ids
-		meta.InputEdges = uint64(len(src))
+		meta.InputEdges = count
 	case FormatMTX:
-		el, err = readMTX(r, path, o, meta, nil)
+		el, err = readMTX(r, path, o, meta, nil, rc)
 	case FormatBinary:
 		el, err = readBinary(r, path, o, meta, nil)
 	default:
@@ -139,14 +138,6 @@ func read(r io.Reader, path, format string, o *Options) (*Graph, *Meta, error) {
 		return nil, nil, err
 	}
 	return finish(el, meta, o)
-}
-
-func maxU64(a []uint64) uint64 {
-	var m uint64
-	for _, x := range a {
-		m = max(m, x)
-	}
-	return m
 }
 
 func finish(el *EdgeList, meta *Meta, o *Options) (*Graph, *Meta, error) {
@@ -195,13 +186,18 @@ func (r *readCloser) Close() error {
 }
 
 // openFile opens path, gunzipping when the name ends in ".gz" or the content
-// starts with the gzip magic.
-func openFile(path string) (io.ReadCloser, error) {
+// starts with the gzip magic. With rc's progress counter, it counts the
+// bytes read from the file (before decompression).
+func openFile(path string, rc *readConfig) (io.ReadCloser, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, errors.Wrap(err, "csr")
 	}
-	br := bufio.NewReaderSize(f, 1<<16)
+	var fr io.Reader = f
+	if rc != nil && rc.progress != nil {
+		fr = &countingReader{r: f, p: rc.progress}
+	}
+	br := bufio.NewReaderSize(fr, 1<<16)
 	magic, _ := br.Peek(2)
 	if strings.HasSuffix(path, ".gz") || (len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
 		zr, err := gzip.NewReader(br)

@@ -17,10 +17,12 @@ type sink interface {
 	edge(s, d uint64, w float64)
 }
 
-// sinkFunc adapts a function to a sink.
-type sinkFunc func(s, d uint64, w float64)
-
-func (f sinkFunc) edge(s, d uint64, w float64) { f(s, d, w) }
+// edgesSink is a sink that also takes many edges at once, in order (the
+// batcher): the block parsers of text inputs hand theirs over so.
+type edgesSink interface {
+	sink
+	edges(es []edgeRec)
+}
 
 // header is what a pass over an input says of the graph besides its edges.
 type header struct {
@@ -152,12 +154,18 @@ func OpenShare(spec string, opts Options, part func(deg []uint64) (lo, hi uint32
 //
 // Meta's dropped counts stay those of the out-rows.
 func OpenShareWith(spec string, opts Options, so ShareOptions, part func(deg []uint64) (lo, hi uint32, err error)) (*Share, *Meta, error) {
+	return openShare(spec, opts, so, part, nil)
+}
+
+// openShare is OpenShareWith with a read configuration (tests cut the
+// inputs' blocks anywhere).
+func openShare(spec string, opts Options, so ShareOptions, part func(deg []uint64) (lo, hi uint32, err error), rc *readConfig) (*Share, *Meta, error) {
 	o := opts
 	if err := o.Validate(); err != nil {
 		return nil, nil, err
 	}
 	o.EnsureDefaults()
-	pass, err := passes(spec, &o)
+	pass, err := passes(spec, &o, rc)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -475,9 +483,30 @@ func (b *batcher) edge(s, d uint64, w float64) {
 	}
 }
 
+// edges hands es on in batches after the edges buffered before them;
+// whole batches of es go to f without a copy.
+func (b *batcher) edges(es []edgeRec) {
+	for b.n > 0 && len(es) > 0 {
+		k := copy(b.buf[b.n:], es)
+		es = es[k:]
+		if b.n += k; b.n == len(b.buf) {
+			b.f(b.buf)
+			b.n = 0
+		}
+	}
+	if len(es) == 0 {
+		return
+	}
+	for len(es) >= len(b.buf) {
+		b.f(es[:len(b.buf)])
+		es = es[len(b.buf):]
+	}
+	b.n = copy(b.buf, es)
+}
+
 // passes returns a function that makes one pass over the input named by
 // spec, sending its edges (dense ids) to snk.
-func passes(spec string, o *Options) (func(snk sink) (*header, error), error) {
+func passes(spec string, o *Options, rc *readConfig) (func(snk sink) (*header, error), error) {
 	if IsGeneratorSpec(spec) {
 		gs, err := ParseGenSpec(spec)
 		if err != nil {
@@ -507,7 +536,7 @@ func passes(spec string, o *Options) (func(snk sink) (*header, error), error) {
 	switch format {
 	case FormatGraphalytics:
 		return func(snk sink) (*header, error) {
-			el, meta, err := readGraphalytics(path, o, snk)
+			el, meta, err := readGraphalytics(path, o, snk, rc)
 			if err != nil {
 				return nil, err
 			}
@@ -515,7 +544,7 @@ func passes(spec string, o *Options) (func(snk sink) (*header, error), error) {
 		}, nil
 	case FormatMTX, FormatBinary:
 		return func(snk sink) (*header, error) {
-			f, err := openFile(path)
+			f, err := openFile(path, nil)
 			if err != nil {
 				return nil, err
 			}
@@ -523,7 +552,7 @@ func passes(spec string, o *Options) (func(snk sink) (*header, error), error) {
 			meta := &Meta{Name: datasetName(path), Path: path, Format: format}
 			var el *EdgeList
 			if format == FormatMTX {
-				el, err = readMTX(f, path, o, meta, snk)
+				el, err = readMTX(f, path, o, meta, snk, rc)
 			} else {
 				el, err = readBinary(f, path, o, meta, snk)
 			}
@@ -533,66 +562,52 @@ func passes(spec string, o *Options) (func(snk sink) (*header, error), error) {
 			return &header{n: el.N, ids: el.IDs, directed: el.Directed, weighted: el.Weights != nil, meta: meta}, nil
 		}, nil
 	case FormatSNAP, FormatEL, FormatWEL:
-		return textPasses(path, format, o)
+		return textPasses(path, format, o, rc)
 	}
 	return nil, errors.Errorf("csr: %s: unknown format %q", path, format)
 }
 
 // textPasses reads a text edge list once to collect its vertex ids (sorted,
 // distinct), then maps every later pass's ids to dense ones.
-func textPasses(path, format string, o *Options) (func(snk sink) (*header, error), error) {
+func textPasses(path, format string, o *Options, rc *readConfig) (func(snk sink) (*header, error), error) {
 	weighted := format == FormatWEL
-	scan := func(snk sink) (uint64, error) {
-		f, err := openFile(path)
+	lines := edgeListLines(weighted, o, rc)
+	scan := func(mode int, m *idMap, use func(p *parsedEdges) uint64) (uint64, error) {
+		f, err := openFile(path, nil)
 		if err != nil {
 			return 0, err
 		}
 		defer f.Close()
 		var count uint64
-		_, _, _, err = readEdgeText(f, path, weighted, o, sinkFunc(func(s, d uint64, w float64) {
-			count++
-			snk.edge(s, d, w)
-		}))
+		_, err = parseText(f, path, o.Workers, rc, edgeParser(lines, mode, m), func(p parsedEdges, line0 int64) error {
+			count += use(&p)
+			return p.err(path, line0)
+		})
 		return count, err
 	}
-	// The distinct ids, compacted whenever the buffer doubles.
-	var ids []uint64
-	distinct := 0
-	compact := func() {
-		parallelSort(ids, o.Workers)
-		ids = slices.Compact(ids)
-		distinct = len(ids)
-	}
-	count, err := scan(sinkFunc(func(s, d uint64, _ float64) {
-		ids = append(ids, s, d)
-		if len(ids) >= 2*distinct+1<<20 {
-			compact()
-		}
-	}))
+	ids := &idSet{workers: o.Workers}
+	count, err := scan(reuseBlocks, nil, func(p *parsedEdges) uint64 {
+		b := p.blk
+		ids.add32(b.s32, b.maxID)
+		ids.add32(b.d32, b.maxID)
+		ids.add64(b.s64, b.maxID)
+		ids.add64(b.d64, b.maxID)
+		return uint64(b.len())
+	})
 	if err != nil {
 		return nil, err
 	}
-	compact()
-	if uint64(len(ids)) > MaxVertices {
-		return nil, fileErr(path, "more than %d vertices (%d distinct ids); dense ids are 32-bit", uint64(MaxVertices), len(ids))
-	}
-	ids = slices.Clip(ids)
-	n := uint32(len(ids))
-	identity := n == 0 || ids[n-1] == uint64(n-1)
-	if identity {
-		ids = nil
-	}
-	dense := func(x uint64) uint64 {
-		if identity {
-			return x
-		}
-		i, _ := slices.BinarySearch(ids, x)
-		return uint64(i)
+	m, err := ids.idMap(path)
+	if err != nil {
+		return nil, err
 	}
 	return func(snk sink) (*header, error) {
 		meta := &Meta{Name: datasetName(path), Path: path, Format: format, InputEdges: count}
-		h := &header{n: n, ids: ids, directed: true, weighted: weighted, meta: meta}
-		_, err := scan(sinkFunc(func(s, d uint64, w float64) { snk.edge(dense(s), dense(d), w) }))
+		h := &header{n: m.n, ids: m.ids, directed: true, weighted: weighted, meta: meta}
+		_, err := scan(denseEdges, m, func(p *parsedEdges) uint64 {
+			sendEdges(snk, p.recs)
+			return 0
+		})
 		return h, err
 	}, nil
 }

@@ -39,12 +39,18 @@ func TestMain(m *testing.M) {
 
 func runLocal(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
+	return runPlain(t, nil, args...)
+}
+
+// runPlain runs dmg as a plain process, with env added to a clean
+// environment: a plain run must not look launched even when the test
+// itself runs under a launcher.
+func runPlain(t *testing.T, env []string, args ...string) (string, string, int) {
+	t.Helper()
 	cmd := exec.Command(dmgBin(t), args...)
 	var so, se strings.Builder
 	cmd.Stdout, cmd.Stderr = &so, &se
-	// A plain run must not look launched even when the test itself runs
-	// under a launcher.
-	cmd.Env = cleanEnv()
+	cmd.Env = append(cleanEnv(), env...)
 	err := cmd.Run()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {

@@ -1,0 +1,237 @@
+package launch
+
+import (
+	"compress/gzip"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dmg-hpc/dmg/algo"
+	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/spmd"
+	"github.com/dustin/go-humanize"
+	"github.com/pkg/errors"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// convertFlags are the flags of `dmg convert`.
+type convertFlags struct {
+	format         string
+	undirected     bool
+	weighted       bool
+	unweighted     bool
+	float32        bool
+	dropSelfLoops  bool
+	dropDuplicates bool
+	seed           uint64
+	quiet          bool
+}
+
+// convertCmd is `dmg convert IN OUT.bel`: one process, no MPI, reads any
+// input --graph takes and writes it as a binary edge list. Errors go to
+// stderr as one line; bad input (arguments, flags, the input's content,
+// an output that cannot be written) exits 2, a failure while writing 1.
+func convertCmd(opts *Options, stderr io.Writer) *cobra.Command {
+	cf := &convertFlags{}
+	c := &cobra.Command{
+		Use:   "convert IN OUT.bel",
+		Short: "convert a graph (any input --graph takes) to the binary edge list, with its vertex ids and weights",
+		Long: `convert reads IN as dmg run --graph does (a file, format from its name, .gz
+read transparently, or a generator such as kron:20) and writes it to OUT as
+a DMG binary edge list (.bel; .bel.gz is gzipped), keeping the external
+vertex ids, the weights, whether it is directed, every parallel edge and
+self-loop it lists, and a Graphalytics dataset's algorithm parameters, so
+that dmg run --graph OUT gives the results it gives with --graph IN, with
+the same ids, and reads much faster. OUT is written to a temporary beside
+it and renamed: a failing run leaves no partial file and an existing OUT
+as it was.
+
+convert runs in one process, started directly (not under mpirun or srun),
+and holds the whole graph in memory.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return BadInputf("launch: convert takes an input and an output, IN OUT.bel; got %d argument(s) (see `dmg convert --help`)", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if launched, _, _ := spmd.Launched(); launched {
+				// Every rank finds it: Main prints it once, from rank 0.
+				return BadInputf("launch: run `dmg convert` directly, not under a launcher: it runs in one process")
+			}
+			if err := convert(opts, cf, args[0], args[1], cmd.OutOrStdout(), stderr); err != nil {
+				fmt.Fprintf(stderr, "dmg: %v\n", err)
+				return exitErr{exitCode(err)}
+			}
+			return nil
+		},
+	}
+	fs := c.Flags()
+	fs.StringVar(&cf.format, "format", "", "input format, instead of the one its name implies: graphalytics, snap, el, wel, mtx or bel")
+	fs.BoolVar(&cf.undirected, "undirected", false, "store the input as undirected (every edge both ways), as dmg run --undirected reads it")
+	fs.BoolVar(&cf.weighted, "weighted", false, "store weights: an input without them gets the synthetic weights of dmg run --weighted (from --seed)")
+	fs.BoolVar(&cf.unweighted, "unweighted", false, "drop the input's weights")
+	fs.BoolVar(&cf.float32, "float32", false, "store weights as float32, 4 bytes instead of 8 (the engine computes with float32 weights anyway)")
+	fs.BoolVar(&cf.dropSelfLoops, "drop-self-loops", false, "leave out self-loops (v→v)")
+	fs.BoolVar(&cf.dropDuplicates, "drop-duplicates", false, "keep one copy of each parallel edge, the lightest (dmg run does so when it reads; but it counts every copy when it picks a default source by degree)")
+	fs.Uint64Var(&cf.seed, "seed", 1, "seed of the generators and of the synthetic weights of --weighted")
+	fs.BoolVarP(&cf.quiet, "quiet", "q", false, "no progress bar and no summary line")
+	return c
+}
+
+// convert does `dmg convert IN OUT`.
+func convert(opts *Options, cf *convertFlags, in, out string, stdout, stderr io.Writer) error {
+	start := time.Now()
+	if opts.Roles != "" || opts.Local {
+		return BadInputf("launch: convert runs in one process; --roles and --local do not apply")
+	}
+	if opts.JSON != "" {
+		return BadInputf("launch: convert writes no report; --json does not apply")
+	}
+	if cf.weighted && cf.unweighted {
+		return BadInputf("launch: convert: --weighted and --unweighted exclude each other")
+	}
+	if lo := strings.ToLower(out); !strings.HasSuffix(lo, ".bel") && !strings.HasSuffix(lo, ".bel.gz") {
+		return BadInputf("launch: convert: output %s: expected a name ending in .bel (or .bel.gz), which is how dmg run knows the format", out)
+	}
+	co := csr.Options{Format: cf.format, Undirected: cf.undirected, Weighted: cf.weighted, Unweighted: cf.unweighted, Seed: cf.seed, Duplicates: csr.KeepDuplicates}
+	if cf.dropSelfLoops {
+		co.SelfLoops = csr.DropSelfLoops
+	}
+	if cf.dropDuplicates {
+		co.Duplicates = csr.DropDuplicates
+	}
+	if err := co.Validate(); err != nil {
+		return BadInput(err)
+	}
+	if err := checkWritable("output", out); err != nil {
+		return err
+	}
+	stop, err := startProfile(opts.CPUProfile, 0, false)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	intr := newInterrupt(stderr, &sync.Mutex{}, start, true)
+	defer intr.stop()
+	intr.setPhase("reading " + in)
+
+	bar := newReadBar(stderr, in, start, cf.quiet)
+	g, meta, err := csr.OpenProgress(in, co, bar.update)
+	bar.finish()
+	if err != nil {
+		return err
+	}
+	readBytes := bar.total
+	intr.writing(out)
+	intr.setPhase("writing " + out)
+	var written int64
+	err = algo.WriteAtomic(out, func(w io.Writer) error {
+		cw := &countWriter{w: w}
+		var dst io.Writer = cw
+		var zw *gzip.Writer
+		if strings.HasSuffix(strings.ToLower(out), ".gz") {
+			zw = gzip.NewWriter(cw)
+			dst = zw
+		}
+		if err := csr.WriteBinary(dst, g, csr.BinaryOptions{Float32Weights: cf.float32, Properties: meta.Properties}); err != nil {
+			return err
+		}
+		if zw != nil {
+			if err := zw.Close(); err != nil {
+				return errors.Wrap(err, "launch: compressing")
+			}
+		}
+		written = cw.n
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	intr.done()
+	if cf.quiet {
+		return nil
+	}
+	secs := time.Since(start).Seconds()
+	kind := "directed"
+	if !g.Directed {
+		kind = "undirected"
+	}
+	if g.Weights != nil {
+		kind += ", weighted"
+	}
+	read := "generated"
+	if readBytes > 0 {
+		read = fmt.Sprintf("%s read, %s/s", hb(uint64(readBytes)), hb(uint64(float64(readBytes)/max(secs, 1e-9))))
+	}
+	fmt.Fprintf(stdout, "dmg convert: %s → %s: %s vertices, %s edges (%s); %s written in %.2fs (%s, %s edges/s)\n",
+		meta.Name, filepath.Base(out), humanize.Comma(int64(g.N)), humanize.Comma(int64(g.NumEdges())), kind, hb(uint64(written)), secs, read, hn(uint64(float64(g.NumEdges())/max(secs, 1e-9))))
+	return nil
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// readBar draws the bytes read of the input on stderr when it is a
+// terminal, once the read has taken longer than barDelay (a quick one
+// draws nothing), and never with --quiet.
+type readBar struct {
+	mu    sync.Mutex
+	out   io.Writer // nil: no bar
+	what  string
+	start time.Time
+	bar   *progressbar.ProgressBar
+	total int64
+}
+
+// barDelay is how long a read goes without a bar.
+const barDelay = 1500 * time.Millisecond
+
+func newReadBar(stderr io.Writer, what string, start time.Time, quiet bool) *readBar {
+	b := &readBar{what: what, start: start}
+	if f, ok := stderr.(*os.File); ok && !quiet && term.IsTerminal(int(f.Fd())) {
+		b.out = stderr
+	}
+	return b
+}
+
+func (b *readBar) update(done, total int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.total = total
+	if b.out == nil || time.Since(b.start) < barDelay {
+		return
+	}
+	if b.bar == nil {
+		b.bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(b.out),
+			progressbar.OptionSetDescription("reading "+filepath.Base(b.what)), progressbar.OptionShowBytes(true), progressbar.OptionShowCount(),
+			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+	}
+	if b.bar.GetMax64() != total {
+		b.bar.ChangeMax64(total)
+	}
+	b.bar.Set64(done)
+}
+
+func (b *readBar) finish() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.bar != nil {
+		b.bar.Finish()
+	}
+}
