@@ -1,16 +1,20 @@
 // Package algo holds DMG's graph algorithms: the kernel model the engine
 // runs (kernel.go: Spec, Kernel, Program), the registry of kernels
 // (registry.go: Algorithms, Lookup), and, independently of the engine, for
-// PageRank, BFS, WCC, SSSP and CDLP a simple serial reference implementation and
-// a serial verifier, plus reading, writing and validating result files in
-// the LDBC Graphalytics output format.
+// PageRank, BFS, WCC, SSSP, CDLP and LCC a simple serial reference
+// implementation and a serial verifier, plus reading, writing and
+// validating result files in the LDBC Graphalytics output format.
 //
 // A kernel is a typed vertex program (Kernel[V]: Init, Contribution,
 // Update) and a Spec naming its reduction (sum, minimum, or the whole
 // multiset of candidates, which a Bagger's UpdateBag turns into the next
 // value: CDLP's most frequent label) and edge map
 // (carry the contribution, or add the weight; or Custom, with an Edger that
-// sees the source, the destinations and the weights). The engine owns the
+// sees the source, the destinations and the weights). A kernel that needs
+// its neighbours' adjacency (LCC) sets Spec.Triangles instead: the engine's
+// triangle operator then hands it, over three iterations, each vertex's
+// degree, its number of neighbours and the number of arcs between them.
+// The engine owns the
 // loops over edges and calls the kernel per range of vertices (Words adapts
 // a typed kernel), so a kernel costs nothing per edge. Adding a kernel is
 // one file with its program, its verifier and its Algorithm entry, and one
@@ -21,15 +25,16 @@
 // definition it implements.
 //
 // One file per algorithm (convention 1 of STYLE.md): pagerank.go, bfs.go,
-// wcc.go, sssp.go and cdlp.go each hold the vertex program, ReferenceX, a
+// wcc.go, sssp.go, cdlp.go and lcc.go each hold the vertex program, ReferenceX, a
 // deliberately simple serial implementation over *csr.Graph, and VerifyX,
 // a serial check of a result vector produced by the engine. The verifiers share no code with the engine
 // and, where the algorithm allows, check the defining properties of the
 // result (BFS depths grow by one along a parent edge, SSSP distances satisfy
 // the triangle inequality and are realised by a path, WCC labels are constant
 // along edges and as many as the components) instead of recomputing it;
-// CDLP, whose result has no such property, is recomputed serially with a
-// map per vertex.
+// CDLP and LCC, whose results have no such property, are recomputed
+// serially (CDLP with a map per vertex, LCC with each neighbourhood marked
+// in an array and every arc of each neighbour tested against it).
 // Verifier errors name the offending vertex by its external id and say what
 // was expected.
 //

@@ -23,7 +23,7 @@ func TestGraphalyticsDatasets(t *testing.T) {
 		dir := filepath.Join(root, name)
 		var g *csr.Graph
 		var meta *csr.Meta
-		for _, kind := range []Kind{KindBFS, KindPR, KindWCC, KindSSSP, KindCDLP} {
+		for _, kind := range []Kind{KindBFS, KindPR, KindWCC, KindSSSP, KindCDLP, KindLCC} {
 			path := filepath.Join(dir, name+"-"+kind.String())
 			if _, err := os.Stat(path); err != nil {
 				continue
@@ -106,6 +106,24 @@ func TestGraphalyticsDatasets(t *testing.T) {
 					if err := VerifyCDLP(sym, meta.CDLPIterations, bad); err == nil {
 						t.Errorf("VerifyCDLP accepts a result with one label changed")
 					}
+				case KindLCC:
+					got := ReferenceLCC(g)
+					validate(t, kind, want, g, got)
+					if err := VerifyLCC(g, got); err != nil {
+						t.Errorf("VerifyLCC rejects the reference: %v", err)
+					}
+					// Not VerifyLCC on the published output: the test-lcc-*
+					// values have 12 digits, outside LCCTolerance.
+					bad := append([]float64(nil), got...)
+					for v := range bad {
+						if bad[v] > 0 {
+							bad[v] *= 1 + 1e-6
+							break
+						}
+					}
+					if err := VerifyLCC(g, bad); err == nil {
+						t.Errorf("VerifyLCC accepts a result with one coefficient off by 1e-6 relative")
+					}
 				case KindSSSP:
 					if !meta.HasSSSPSource {
 						t.Fatalf("%s has no SSSP source", name)
@@ -126,7 +144,7 @@ func TestGraphalyticsDatasets(t *testing.T) {
 			})
 		}
 	}
-	for _, kind := range []Kind{KindBFS, KindPR, KindWCC, KindSSSP, KindCDLP} {
+	for _, kind := range []Kind{KindBFS, KindPR, KindWCC, KindSSSP, KindCDLP, KindLCC} {
 		if checked[kind] == 0 {
 			t.Errorf("no Graphalytics dataset under %s has a %v output", root, kind)
 		}

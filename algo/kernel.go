@@ -107,7 +107,27 @@ type Spec struct {
 	Symmetric bool
 	// Weighted needs edge weights.
 	Weighted bool
+	// Triangles replaces the edge map with the engine's triangle operator,
+	// which reads neighbours' adjacency lists: in iteration
+	// TriangleDegree a vertex's accumulator receives its degree D(v) (out-
+	// plus in-degree), in TriangleNeighbours |N(v)|, the number of its
+	// neighbours (in or out, v itself excluded), and in TriangleArcs the
+	// number of arcs (u, w) of the graph with u ≠ w both in N(v). The
+	// engine orders the vertices by (value after iteration TriangleDegree,
+	// id), so Update must keep the degree as the value there: any order
+	// gives the same counts, but the degree order bounds the work and the
+	// engine's room for its oriented lists. The engine requires Reduce =
+	// Sum on integers, AllActive and Iterations = TriangleIterations.
+	Triangles bool
 }
+
+// The iterations of a Triangles kernel.
+const (
+	TriangleDegree = iota
+	TriangleNeighbours
+	TriangleArcs
+	TriangleIterations
+)
 
 // Iteration is what Update may know of the iteration as a whole.
 type Iteration struct {

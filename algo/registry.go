@@ -19,6 +19,7 @@ func Algorithms() []Algorithm {
 		wccAlgorithm(),
 		ssspAlgorithm(),
 		cdlpAlgorithm(),
+		lccAlgorithm(),
 	}
 }
 

@@ -165,7 +165,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	// reads its share of the graph (and, for a directed graph the engine
 	// pulls on, its in-edges); the memory nodes learn its shape from CN 0
 	// and, in phase 2, its layout.
-	wantIn := !cfg.LoadOnly && rank.Pulls(cfg.Engine, alg.New(algo.Params{}).Spec())
+	wantIn := !cfg.LoadOnly && rank.NeedsIn(cfg.Engine, alg.New(algo.Params{}).Spec())
 	if cfg.LoadOnly {
 		wantIn = false
 	}
@@ -204,7 +204,8 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 		}
 		out.Algorithm, out.Params = alg, shape.Spec.Params
 		out.SourceID, out.SourceFrom = shape.Spec.SourceID, shape.Spec.SourceFrom
-		shape.Multiset = alg.New(out.Params).Spec().Reduce == algo.Multiset
+		s := alg.New(out.Params).Spec()
+		shape.Multiset, shape.Triangles = s.Reduce == algo.Multiset, s.Triangles
 	}
 	out.Vertices, out.Edges = shape.Vertices, shape.Edges
 	out.Workers, out.NICProfile = cfg.Engine.Workers*cfg.Engine.Inflight, cfg.Engine.Profile.Name
@@ -392,7 +393,7 @@ func ablations(c Config) []string {
 func storeConfig(cfg Config, shape jobShape, bounds []uint32, numMN int) rank.StoreConfig {
 	return rank.StoreConfig{Mode: cfg.Engine.Mode, ValMailbox: cfg.Engine.ValMailbox, RefMailbox: cfg.Engine.RefMailbox,
 		Bounds: bounds, NumMN: numMN, Vertices: shape.Vertices, Edges: shape.Edges,
-		Senders: shape.Senders, Multiset: shape.Multiset, MaxChunkEdges: shape.MaxChunkEdges}
+		Senders: shape.Senders, Multiset: shape.Multiset, Triangles: shape.Triangles, MaxChunkEdges: shape.MaxChunkEdges}
 }
 
 // layouts are a job's out-layout (lists and attributes) and, for directed
@@ -527,8 +528,9 @@ type jobShape struct {
 	// its own ValRD blocks): the mailboxes are sized from it on every
 	// rank, so every rank must know the same number.
 	Senders int
-	// Multiset says the kernel keeps every candidate (rank.StoreConfig).
-	Multiset bool
+	// Multiset says the kernel keeps every candidate, Triangles that it
+	// runs the triangle operator (rank.StoreConfig).
+	Multiset, Triangles bool
 	// MaxChunkEdges is the most out-edges of one CN's chunk.
 	MaxChunkEdges uint64
 }

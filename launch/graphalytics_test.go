@@ -17,16 +17,24 @@ import (
 var kernels = []struct {
 	flag string
 	kind algo.Kind
-}{{"bfs", algo.KindBFS}, {"pagerank", algo.KindPR}, {"wcc", algo.KindWCC}, {"sssp", algo.KindSSSP}, {"cdlp", algo.KindCDLP}}
+}{{"bfs", algo.KindBFS}, {"pagerank", algo.KindPR}, {"wcc", algo.KindWCC}, {"sssp", algo.KindSSSP}, {"cdlp", algo.KindCDLP}, {"lcc", algo.KindLCC}}
 
-// refused tells the variants a kernel does not run in: CDLP's multiset of
-// labels needs the collaborative update's mailboxes, applied by the owner.
+// refusals are the variants a kernel does not run in, by the flags that
+// make them, and the words of the refusal: CDLP's multiset of labels needs
+// the collaborative update's mailboxes, applied by the owner; LCC's
+// triangle operator needs the design's store.
+var refusals = map[string]struct {
+	flags []string
+	why   string
+}{
+	"cdlp": {[]string{"--mode naive", "--mode famgraph", "--no-collab", "--no-valrd", "--valrd-apply mn"}, "multiset"},
+	"lcc":  {[]string{"--mode naive", "--mode famgraph"}, "neighbours' adjacency"},
+}
+
+// refused tells the variants a kernel does not run in.
 func refused(algoName string, flags []string) bool {
-	if algoName != "cdlp" {
-		return false
-	}
 	f := strings.Join(flags, " ")
-	for _, x := range []string{"--mode naive", "--mode famgraph", "--no-collab", "--no-valrd", "--valrd-apply mn"} {
+	for _, x := range refusals[algoName].flags {
 		if strings.Contains(f, x) {
 			return true
 		}
@@ -35,10 +43,11 @@ func refused(algoName string, flags []string) bool {
 }
 
 // checkRefused requires the one-line bad-input refusal of a variant.
-func checkRefused(t *testing.T, flags []string, code int, stderr string) {
+func checkRefused(t *testing.T, algoName string, flags []string, code int, stderr string) {
 	t.Helper()
-	if code != launch.ExitBadInput || !strings.Contains(stderr, "multiset") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
-		t.Fatalf("%v: exit %d, stderr %q; want exit %d and one line naming the multiset reduction", flags, code, stderr, launch.ExitBadInput)
+	why := refusals[algoName].why
+	if code != launch.ExitBadInput || !strings.Contains(stderr, why) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+		t.Fatalf("%v: exit %d, stderr %q; want exit %d and one line naming the %s", flags, code, stderr, launch.ExitBadInput, why)
 	}
 }
 
@@ -143,7 +152,7 @@ func TestGraphalyticsLocal(t *testing.T) {
 				args := append([]string{"--local", "--roles", "cn:3,mn:2", "run", "--algo", c.algo, "--graph", c.props, "--out", out, "--verify"}, v...)
 				_, errOut, code := runLocal(t, args...)
 				if refused(c.algo, v) {
-					checkRefused(t, v, code, errOut)
+					checkRefused(t, c.algo, v, code, errOut)
 					continue
 				}
 				if code != 0 {
@@ -213,7 +222,7 @@ func TestGraphalyticsCXLVariants(t *testing.T) {
 					"--algo", c.algo, "--graph", c.props, "--out", out, "--verify"}, v...)
 				res := mpitest.Exec(t, 3, nil, dmgBin(t), args...)
 				if refused(c.algo, v) {
-					checkRefused(t, v, res.ExitCode, res.Stderr)
+					checkRefused(t, c.algo, v, res.ExitCode, res.Stderr)
 					continue
 				}
 				if res.ExitCode != 0 {

@@ -24,7 +24,7 @@ func TestKronVerified(t *testing.T) {
 		graph string
 		extra []string
 	}{{"kron:14", nil}, {"kron:12", []string{"--weighted"}}, {"kron:14", []string{"--refrd-puller", "--refrd-min", "4"}}} {
-		for _, a := range []string{"pagerank", "bfs", "wcc", "sssp"} {
+		for _, a := range []string{"pagerank", "bfs", "wcc", "sssp", "lcc"} {
 			t.Run(tc.graph+"/"+a+strings.Join(tc.extra, ""), func(t *testing.T) {
 				args := append([]string{"--roles", "cn:2,mn:2", "run", "--algo", a, "--graph", tc.graph, "--verify"}, tc.extra...)
 				res := mpitest.Exec(t, 4, nil, dmgBin(t), args...)

@@ -143,14 +143,19 @@ func checkBag(s algo.Spec, p algo.Program) (algo.BagUpdater, error) {
 // CheckKernel tells whether configuration c runs a kernel with spec s,
 // before anything is read: a Multiset kernel needs the collaborative
 // update's mailboxes, applied by the owner, since no word on DM (an inbox,
-// a partial accumulator) holds a multiset.
+// a partial accumulator) holds a multiset; a Triangles kernel needs the
+// design's store, through whose adaptive index the triangle operator reads
+// whole lists and beside which it keeps its oriented lists.
 func CheckKernel(c Config, s algo.Spec) error {
-	if s.Reduce != algo.Multiset {
-		return nil
-	}
 	m, err := parseMode(c.Mode)
 	if err != nil {
 		return err
+	}
+	if s.Triangles && m.plain() {
+		return paramErrorf("a kernel that reads its neighbours' adjacency (LCC's triangle operator) runs only in --mode %s: the baselines' plain CSR has no adaptive index to read whole lists through and no room for the oriented lists", ModeDMG)
+	}
+	if s.Reduce != algo.Multiset {
+		return nil
 	}
 	if m.remote(&c, true) != viaMailboxes || c.NoValRD || c.ValRDApply == "mn" {
 		return paramErrorf("a kernel with a multiset reduction (every candidate kept, as CDLP's labels) runs only in --mode %s without --no-collab, --no-valrd or --valrd-apply mn: only the collaborative update's mailboxes carry every candidate to its owner", ModeDMG)

@@ -29,6 +29,9 @@ func (dmgMode) reserve(c StoreConfig, cm []int) uint64 {
 	for k, m := range cm {
 		per[m] += bitmapBytes(c.Bounds[k+1] - c.Bounds[k])
 	}
+	if c.Triangles {
+		r += triReserve(c, cm)
+	}
 	return r + slices.Max(per)
 }
 
@@ -46,6 +49,9 @@ func (dmgMode) place(st *Store, c StoreConfig, start []uint64) error {
 			return err
 		}
 		end[m] += bitmapBytes(c.Bounds[k+1] - c.Bounds[k])
+	}
+	if c.Triangles {
+		return placeTriangles(st, c, end)
 	}
 	return nil
 }
@@ -73,11 +79,20 @@ func (dmgMode) remote(c *Config, dense bool) remotePath {
 
 func (dmgMode) perOpDirect() bool         { return false }
 func (dmgMode) logDirect() bool           { return true }
-func (dmgMode) setup(*engine) error       { return nil }
 func (dmgMode) exchanges() bool           { return false }
 func (dmgMode) exchange(*engine) error    { return nil }
 func (dmgMode) refresh(*engine) error     { return nil }
 func (dmgMode) cacheBytes(*engine) uint64 { return 0 }
+
+// setup empties the triangle operator's heaps (CN 0, before anyone
+// reserves room in them).
+func (dmgMode) setup(e *engine) error {
+	if e.st.tri == nil || e.me != 0 {
+		return nil
+	}
+	return e.st.tri.resetHeaps(e.wks[0].ep)
+}
+
 func (dmgMode) collect(e *engine, wk *worker, lo, hi uint32) error {
 	if !e.info.inboxDirty {
 		return nil

@@ -9,7 +9,12 @@
 // contributions, out-degrees and frontier: about 28 bytes per own vertex,
 // |V|/C per CN, whatever the number of workers. A kernel with a multiset
 // reduction (CDLP) adds a bag, a slot per edge end of the chunk (bag.go),
-// in place of the accumulators. The workers are goroutines
+// in place of the accumulators. A kernel that reads its neighbours'
+// adjacency (algo.Spec.Triangles: LCC) runs the triangle operator
+// (triangles.go, with lists.go to read whole lists of any vertex set) in
+// place of the fetch path: each worker adds its buffers, bounded by a
+// task's neighbourhoods and 4 MiB of oriented lists, not by |V|; its
+// oriented lists live on DM, beside the graph. The workers are goroutines
 // made once per job (a gang), each with its endpoint, read merger, fetch
 // path and update coordinator (package update); no goroutine, buffer or
 // endpoint is made per iteration.
@@ -54,7 +59,10 @@
 //
 // The inner loops over edges are package reduce's, specialised per
 // reduction and edge map; kernels are called per range of vertices, never
-// per edge. The baselines (DESIGN.md §8) are the same engine with another
+// per edge. The triangle operator's three iterations (degrees, oriented
+// neighbourhoods, triangles) go through the same phases: its credits for
+// other chunks are integer-sum candidates on the update coordinator's
+// paths, folded by the same apply. The baselines (DESIGN.md §8) are the same engine with another
 // fetch path and update path: naive.go and famgraph.go beside dmg.go,
 // chosen once as a mode.
 package rank

@@ -158,6 +158,15 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, pull
 			return nil, err
 		}
 	}
+	if e.spec.Triangles {
+		err := checkTriangles(e.spec)
+		if err == nil {
+			err = CheckKernel(e.cfg, e.spec)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	if e.cn {
 		if len(eps) == 0 {
 			return nil, errors.New("rank: a compute node needs at least one endpoint")

@@ -27,8 +27,10 @@ import (
 // routing or lanes. Every mode and ablation, on several role layouts and
 // on random graphs with hubs, isolated vertices, self-loops, duplicate
 // edges and weights, must give the reference's values (bit for bit for
-// minima and integer sums, within 1e-12 for PageRank) and the reference's
-// number of active vertices in every iteration.
+// minima and integer sums, within 1e-12 for PageRank and LCC) and the
+// reference's number of active vertices in every iteration. LCC, whose
+// triangle operator no vertex program expresses, is compared with
+// algo.ReferenceLCC instead, on the directed graph and symmetrised.
 
 // reference runs p on g serially and returns its values and the active
 // vertices of each iteration.
@@ -255,6 +257,8 @@ func kernels() []kernelCase {
 		{name: "wcc", algo: "wcc"},
 		{name: "sssp", algo: "sssp"},
 		{name: "cdlp", algo: "cdlp"},
+		{name: "lcc", algo: "lcc"},
+		{name: "lcc-undirected", algo: "lcc", graph: csr.Options{Undirected: true}},
 		{name: "indegree", prog: algo.Words[uint64](inDegree{})},
 		{name: "labelhop", prog: algo.Words[uint64](labelHop{})},
 	}
@@ -314,25 +318,59 @@ func keepsBags(c rank.Config) bool {
 	return (c.Mode == "" || c.Mode == rank.ModeDMG) && !c.NoCollab && !c.NoValRD && c.ValRDApply != "mn"
 }
 
+// refusal is the reason a configuration refuses a kernel with spec s
+// before reading anything, as a fragment of the parameter error ("" when
+// it runs it): no inbox word holds a multiset; the baselines' plain CSR
+// has no index for the triangle operator.
+func refusal(c rank.Config, s algo.Spec) string {
+	switch {
+	case s.Reduce == algo.Multiset && !keepsBags(c):
+		return "multiset"
+	case s.Triangles && c.Mode != "" && c.Mode != rank.ModeDMG:
+		return "neighbours' adjacency"
+	}
+	return ""
+}
+
+// expected is the reference's values and active vertices per iteration:
+// reference() for vertex programs, ReferenceLCC for the triangle
+// operator (every vertex active in its three iterations), which the
+// generic reference cannot express.
+func expected(g *csr.Graph, p algo.Program) ([]uint64, []uint64) {
+	if !p.Spec().Triangles {
+		return reference(g, p)
+	}
+	lcc := algo.ReferenceLCC(g)
+	want := make([]uint64, len(lcc))
+	for v, x := range lcc {
+		want[v] = math.Float64bits(x)
+	}
+	counts := make([]uint64, algo.TriangleIterations)
+	for i := range counts {
+		counts[i] = uint64(g.N)
+	}
+	return want, counts
+}
+
 // check runs kernel k in variant v on the graph at path over roles and
 // compares it with the reference.
 func check(t *testing.T, path string, roles spmd.Roles, k kernelCase, v variant) {
 	t.Helper()
 	alg := k.algorithm(t)
-	cfg := job.Config{Graph: path, Kernel: alg, Engine: v.engine, Layout: v.layout}
-	if alg.New(algo.Params{}).Spec().Reduce == algo.Multiset && !keepsBags(v.engine) {
-		// No inbox word holds a multiset: the run is refused, as bad input.
+	cfg := job.Config{Graph: path, Csr: k.graph, Kernel: alg, Engine: v.engine, Layout: v.layout}
+	if why := refusal(v.engine, alg.New(algo.Params{}).Spec()); why != "" {
+		// The run is refused, as bad input, naming the reason.
 		_, err := tryJob(roles, cfg)
 		var pe *rank.ParamError
-		if !errors.As(err, &pe) || !strings.Contains(err.Error(), "multiset") {
-			t.Fatalf("%s in variant %s: %v, want a parameter error naming the multiset reduction", k.name, v.name, err)
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), why) {
+			t.Fatalf("%s in variant %s: %v, want a parameter error naming the %s", k.name, v.name, err, why)
 		}
 		return
 	}
 	out := runJob(t, roles, cfg)
 	g := out.Graph
 	prog := alg.New(out.Params)
-	want, counts := reference(g, prog)
+	want, counts := expected(g, prog)
 	got := out.Result.Values
 	if len(got) != len(want) {
 		t.Fatalf("%d values for %d vertices", len(got), len(want))
@@ -342,7 +380,7 @@ func check(t *testing.T, path string, roles spmd.Roles, k kernelCase, v variant)
 		if got[i] == want[i] {
 			continue
 		}
-		if s.Reduce == algo.Sum && s.Float {
+		if (s.Reduce == algo.Sum && s.Float) || s.Triangles {
 			x, y := math.Float64frombits(got[i]), math.Float64frombits(want[i])
 			if math.Abs(x-y) <= 1e-12*math.Abs(y) {
 				continue

@@ -2,6 +2,8 @@ package rank
 
 import (
 	"errors"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -132,5 +134,45 @@ func TestSpans(t *testing.T) {
 	want := [][2]uint32{{1, 6}, {30, 32}, {100, 101}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("spans %v, want %v", got, want)
+	}
+}
+
+// The triangle operator's intersection against a map: merges of lists of
+// similar length and binary searches of a short list in a long one (both
+// ways round), with ids across the whole 32-bit range.
+func TestIntersect(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	list := func(n int, univ uint32) []uint32 {
+		s := make([]uint32, n)
+		for i := range s {
+			s[i] = r.Uint32N(univ)
+		}
+		slices.Sort(s)
+		return slices.Compact(s)
+	}
+	for _, c := range []struct{ np, nq int }{{0, 5}, {5, 0}, {1, 1}, {30, 40}, {200, 150}, {3, 500}, {500, 3}, {1, 100}} {
+		for _, univ := range []uint32{64, 1000, math.MaxUint32} {
+			p, q := list(c.np, univ), list(c.nq, univ)
+			ip, iq := make([]int32, min(len(p), len(q))+1), make([]int32, min(len(p), len(q))+1)
+			n := intersect(p, q, ip, iq)
+			in := map[uint32]int{}
+			for i, x := range q {
+				in[x] = i
+			}
+			var want [][2]int32
+			for i, x := range p {
+				if k, ok := in[x]; ok {
+					want = append(want, [2]int32{int32(i), int32(k)})
+				}
+			}
+			if n != len(want) {
+				t.Fatalf("%d and %d ids below %d: %d common, want %d", len(p), len(q), univ, n, len(want))
+			}
+			for j, w := range want {
+				if ip[j] != w[0] || iq[j] != w[1] {
+					t.Fatalf("%d and %d ids below %d: match %d at (%d, %d), want %v", len(p), len(q), univ, j, ip[j], iq[j], w)
+				}
+			}
+		}
 	}
 }

@@ -83,10 +83,11 @@ func IsPlain(modeName string) bool {
 	return err == nil && m.plain()
 }
 
-// Pulls tells whether a configuration pulls in dense iterations for a
-// kernel with the given spec, so that a directed graph needs its reverse
-// adjacency on DM.
-func Pulls(c Config, s algo.Spec) bool {
+// NeedsIn tells whether a directed graph needs its reverse adjacency on DM
+// for a configuration and a kernel with the given spec: when dense
+// iterations pull, and for the triangle operator, whose neighbourhoods
+// are in- and out-neighbours.
+func NeedsIn(c Config, s algo.Spec) bool {
 	m, err := parseMode(c.Mode)
-	return err == nil && m.pulls(&c, s)
+	return err == nil && (m.pulls(&c, s) || (s.Triangles && !m.plain()))
 }

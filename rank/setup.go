@@ -111,7 +111,13 @@ func (e *engine) makeWorkers(eps []verbs.Endpoint) error {
 				Pairs: senderPairs(e.w.Roles.CN), RecordBytes: e.st.Out.Codec.RecordBytes(), Weighted: e.st.Out.Weighted,
 				Commit: e.pullEP != nil}, &wk.stats)
 		}
-		if wk.f, err = e.mode.fetcher(wk); err != nil {
+		if e.spec.Triangles {
+			// The triangle operator reads whole lists itself.
+			wk.f, err = newTriangles(wk)
+		} else {
+			wk.f, err = e.mode.fetcher(wk)
+		}
+		if err != nil {
 			return err
 		}
 		e.wks[i] = wk

@@ -453,12 +453,17 @@ func (e *engine) endpoints() []verbs.Endpoint { return e.eps }
 // cacheBytes is the CN's per-vertex state: values, accumulators,
 // contributions, degrees and the frontier of its chunk, plus what the mode
 // keeps (famgraph: the whole index and every vertex's value and
-// accumulator).
+// accumulator) and the triangle operator's buffers (bounded per worker).
 func (e *engine) cacheBytes() uint64 {
 	n := uint64(e.hi - e.lo)
 	b := n*(8+8+8+4) + 8*uint64(len(e.front.bits)) + 8*uint64(len(e.reached))
 	if e.bag != nil {
 		b += e.bag.bytes()
+	}
+	for _, wk := range e.wks {
+		if t, ok := wk.f.(*triangles); ok {
+			b += t.bytes()
+		}
 	}
 	return b + e.mode.cacheBytes(e)
 }

@@ -33,6 +33,7 @@ type Store struct {
 	In   *csr.Layout
 	mb   *update.Mailboxes // dmg mode
 	bits []verbs.Addr      // dmg mode: each chunk's frontier bitmap
+	tri  *triRegions       // dmg mode, triangle kernels: the oriented lists
 	fam  *famRegions       // famgraph mode
 }
 
@@ -65,6 +66,9 @@ type StoreConfig struct {
 	// at most as many candidates as it has edges, MaxChunkEdges at most.
 	Multiset      bool
 	MaxChunkEdges uint64
+	// Triangles says the kernel runs the triangle operator
+	// (algo.Spec.Triangles), whose oriented lists need room on DM.
+	Triangles bool
 }
 
 // chunkMN is the MN of chunk k's index and attributes, as csr lays them out.
