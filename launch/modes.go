@@ -5,7 +5,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/job"
+	"github.com/dmg-hpc/dmg/rank"
 	"github.com/pkg/errors"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -86,6 +88,7 @@ func benchModes(j *Job, common []string, variantSpec, baseline string) error {
 		return err
 	}
 	var rows []modeRow
+	var skipped []string
 	for _, v := range vs {
 		rf := &runFlags{}
 		fs := pflag.NewFlagSet(v.name, pflag.ContinueOnError)
@@ -101,6 +104,13 @@ func benchModes(j *Job, common []string, variantSpec, baseline string) error {
 		if err != nil {
 			return errors.Wrapf(err, "launch: variant %s", v.name)
 		}
+		if a, err := algo.Lookup(rf.algo); err == nil {
+			if err := rank.CheckKernel(cfg.Engine, a.New(algo.Params{}).Spec()); err != nil {
+				// A baseline the kernel does not run in (CDLP, LCC).
+				skipped = append(skipped, v.name)
+				continue
+			}
+		}
 		j.Logf("bench modes: %s (%s)", v.name, strings.Join(v.flags, " "))
 		out, err := job.Execute(j.World, cfg)
 		if err != nil {
@@ -108,10 +118,16 @@ func benchModes(j *Job, common []string, variantSpec, baseline string) error {
 		}
 		rows = append(rows, modeRow{Name: v.name, Flags: strings.Join(v.flags, " "), Report: newRunReport(j, out)})
 	}
+	if len(rows) == 0 {
+		return BadInputf("launch: the algorithm runs in none of the variants (%s)", strings.Join(skipped, ", "))
+	}
 	if !j.IsRoot() {
 		return nil
 	}
 	printModes(j, rows, baseline)
+	if len(skipped) > 0 {
+		fmt.Fprintf(j.Out, "not run: %s (the kernel does not run in them)\n", strings.Join(skipped, ", "))
+	}
 	return writeJSON(j, rows)
 }
 

@@ -69,3 +69,19 @@ func TestBenchModes(t *testing.T) {
 		t.Errorf("dmg CN cache %d, famgraph %d: want at least 2× smaller", dmg.Cache, fam.Cache)
 	}
 }
+
+// A kernel that does not run in some variants (CDLP: no baseline holds a
+// multiset) is compared in the others, and the table says which it left out.
+func TestBenchModesSkipsRefusedVariants(t *testing.T) {
+	out, errOut, code := runLocal(t, "--local", "--roles", "cn:2,mn:2", "bench", "modes", "--algo", "cdlp", "--graph", "kron:9", "--iterations", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "not run: naive, famgraph, dmg-direct, dmg-refrd") || !strings.Contains(out, "dmg-valrd") {
+		t.Errorf("table:\n%s", out)
+	}
+	_, errOut, code = runLocal(t, "--local", "bench", "modes", "--algo", "cdlp", "--graph", "kron:9", "--variants", "n=--mode naive")
+	if code != 2 || !strings.Contains(errOut, "none of the variants (n)") {
+		t.Errorf("only refused variants: exit %d, %q; want exit 2 naming them", code, errOut)
+	}
+}
