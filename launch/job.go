@@ -131,9 +131,13 @@ func (j *Job) Logf(format string, args ...any) {
 // Stalled): one line, then every rank is aborted. The watchers of several
 // ranks may see it at once; each waits a second per rank, so the lowest
 // one's line is the one printed before the abort takes the others.
-func (j *Job) stalled(msg string) {
+func (j *Job) stalled(msg string) { j.endStalled(msg, time.Duration(j.Rank())*time.Second) }
+
+// endStalled prints msg after delay and aborts the job, once per process
+// whichever watch calls it.
+func (j *Job) endStalled(msg string, delay time.Duration) {
 	j.stallOnce.Do(func() {
-		time.Sleep(time.Duration(j.Rank()) * time.Second)
+		time.Sleep(delay)
 		printErr(j.Err, j.errMu, j.Rank(), errors.New(msg))
 		j.World.Runtime.Abort(ExitFailure)
 	})

@@ -13,7 +13,8 @@ import (
 // in DM take over once the memory nodes' pools are open). Every second it
 // reads from /proc the state of the other ranks on this host; one that
 // has been stopped (SIGSTOP, a debugger, job control) for the peer timeout
-// ends the job with one line naming it. Ranks that are merely slow, as
+// ends the job with one line naming it, printed by the lowest rank on the
+// host that is still running (the others see it too, and leave it to it). Ranks that are merely slow, as
 // they are for minutes while a large graph is read, never trip it. A peer
 // on another host, or one that hangs without being stopped, is not seen
 // before the fabric is up.
@@ -69,8 +70,12 @@ func (s *stoppedWatch) run() {
 			return
 		case now := <-tick.C:
 			var names []string
+			lowest := true // no lower rank on this host is running: this one says it
 			for _, p := range s.j.ranks {
 				if p.Rank == me || p.Host != host || p.PID <= 0 || !stopped(p.PID) {
+					if p.Rank < me && p.Host == host && p.PID > 0 && !gone(p.PID) {
+						lowest = false
+					}
 					delete(since, p.Rank)
 					continue
 				}
@@ -83,11 +88,11 @@ func (s *stoppedWatch) run() {
 					names = append(names, fmt.Sprintf("rank %d (%s %d, pid %d on %s) has been stopped for %s", p.Rank, p.Role, p.Index, p.PID, p.Host, d.Round(time.Second)))
 				}
 			}
-			if len(names) > 0 {
+			if len(names) > 0 && lowest {
 				s.mu.Lock()
 				phase := s.phase
 				s.mu.Unlock()
-				s.j.stalled(fmt.Sprintf("peers stalled: %s, while this rank was %s (--peer-timeout %s)", strings.Join(names, ", "), phase, s.timeout))
+				s.j.endStalled(fmt.Sprintf("peers stalled: %s, while this rank was %s (--peer-timeout %s)", strings.Join(names, ", "), phase, s.timeout), 0)
 				return
 			}
 		}
