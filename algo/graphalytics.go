@@ -322,6 +322,14 @@ func WriteAtomic(path string, write func(io.Writer) error) (err error) {
 	return nil
 }
 
+// WriteFileAtomic writes data to path through WriteAtomic.
+func WriteFileAtomic(path string, data []byte) error {
+	return WriteAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
 // OutputError is a path WriteAtomic cannot write.
 type OutputError struct{ err error }
 

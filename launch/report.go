@@ -2,7 +2,6 @@ package launch
 
 import (
 	"encoding/json"
-	"io"
 
 	"github.com/pkg/errors"
 
@@ -29,13 +28,10 @@ func writeJSON(j *Job, v any) error {
 }
 
 // WriteFileAtomic writes data to path via a temporary file in the same
-// directory and a rename (algo.WriteAtomic); a path that cannot be written
-// is bad input.
+// directory and a rename (algo.WriteFileAtomic); a path that cannot be
+// written is bad input.
 func WriteFileAtomic(path string, data []byte) error {
-	err := algo.WriteAtomic(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
+	err := algo.WriteFileAtomic(path, data)
 	var oe *algo.OutputError
 	if errors.As(err, &oe) {
 		return BadInput(err)

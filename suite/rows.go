@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"io"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -130,7 +129,7 @@ func writeRows(dir string, rows []Row) error {
 	if err := w.Error(); err != nil {
 		return errors.Wrap(err, "suite: encoding results.csv")
 	}
-	if err := writeFileAtomic(filepath.Join(dir, "results.csv"), buf.Bytes()); err != nil {
+	if err := algo.WriteFileAtomic(filepath.Join(dir, "results.csv"), buf.Bytes()); err != nil {
 		return err
 	}
 	return writeJSONFile(filepath.Join(dir, "results.json"), rows)
@@ -141,15 +140,7 @@ func writeJSONFile(path string, v any) error {
 	if err != nil {
 		return errors.Wrapf(err, "suite: encoding %s", path)
 	}
-	return writeFileAtomic(path, append(b, '\n'))
-}
-
-// writeFileAtomic writes data to path through algo.WriteAtomic.
-func writeFileAtomic(path string, data []byte) error {
-	return algo.WriteAtomic(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
+	return algo.WriteFileAtomic(path, append(b, '\n'))
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dustin/go-humanize"
 	"github.com/pkg/errors"
 )
@@ -183,7 +184,7 @@ func (s *Suite) Report(rows []Row) error {
 	if _, err := orDiscard(s.Out).Write(tbl.Bytes()); err != nil {
 		return errors.Wrap(err, "suite: writing the summary")
 	}
-	if err := writeFileAtomic(filepath.Join(s.OutDir, "summary.txt"), tbl.Bytes()); err != nil {
+	if err := algo.WriteFileAtomic(filepath.Join(s.OutDir, "summary.txt"), tbl.Bytes()); err != nil {
 		return err
 	}
 	if err := writeJSONFile(filepath.Join(s.OutDir, "summary.json"), sums); err != nil {
