@@ -230,42 +230,20 @@ func isBlank(c byte) bool { return c == ' ' || c == '\t' }
 // lines fastEdge takes are parsed exactly as the slow way would.
 func fastEdge(data []byte, i, fields, wcol int) (next int, s, d uint64, w float64, ok bool) {
 	n := len(data)
-	for i < n && isBlank(data[i]) {
-		i++
-	}
-	j := i
-	for ; j < n; j++ {
-		c := data[j] - '0'
-		if c > 9 {
-			break
-		}
-		s = s*10 + uint64(c)
-	}
-	if j == i || j-i > 19 {
+	i = skipBlanks(data, i)
+	j, s, good := fastUint(data, i)
+	if !good {
 		return
 	}
-	k := j
-	for i = j; i < n && isBlank(data[i]); i++ {
-	}
-	if i == k {
+	if i = skipBlanks(data, j); i == j {
 		return
 	}
-	for j = i; j < n; j++ {
-		c := data[j] - '0'
-		if c > 9 {
-			break
-		}
-		d = d*10 + uint64(c)
-	}
-	if j == i || j-i > 19 {
+	if j, d, good = fastUint(data, i); !good {
 		return
 	}
 	w = 1
 	for f := 2; f < fields; f++ {
-		k = j
-		for i = j; i < n && isBlank(data[i]); i++ {
-		}
-		if i == k {
+		if i = skipBlanks(data, j); i == j {
 			return
 		}
 		for j = i; j < n && data[j] > ' '; j++ {
@@ -274,7 +252,6 @@ func fastEdge(data []byte, i, fields, wcol int) (next int, s, d uint64, w float6
 			return
 		}
 		if f == wcol {
-			var good bool
 			if w, good = fastFloat(data[i:j]); !good {
 				return
 			}
@@ -289,6 +266,28 @@ func fastEdge(data []byte, i, fields, wcol int) (next int, s, d uint64, w float6
 		i++
 	}
 	return i, s, d, w, true
+}
+
+// skipBlanks is the index of the first byte at or after i that is not a
+// blank.
+func skipBlanks(data []byte, i int) int {
+	for i < len(data) && isBlank(data[i]) {
+		i++
+	}
+	return i
+}
+
+// fastUint parses the decimal digits at data[i:]: the index after them,
+// their value, and ok when there are 1 to 19 of them (no overflow).
+func fastUint(data []byte, i int) (j int, v uint64, ok bool) {
+	for j = i; j < len(data); j++ {
+		c := data[j] - '0'
+		if c > 9 {
+			break
+		}
+		v = v*10 + uint64(c)
+	}
+	return j, v, j > i && j-i <= 19
 }
 
 // pow10 are the powers of ten a float64 holds exactly.
