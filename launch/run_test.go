@@ -350,6 +350,31 @@ func startComputing(t *testing.T, roles string, np int, extra ...string) (*exec.
 	return cmd, stderr, done
 }
 
+// stopAndAwaitEnd stops rank victim of the job cmd (its processes pids)
+// and waits for the job to end: within timeout plus 5 s, with a non-zero
+// status. It returns the job's stderr.
+func stopAndAwaitEnd(t *testing.T, cmd *exec.Cmd, done chan error, stderr *syncBuffer, pids map[int]int, victim int, timeout time.Duration) string {
+	t.Helper()
+	stopped := time.Now()
+	syscall.Kill(pids[victim], syscall.SIGSTOP)
+	select {
+	case <-done:
+	case <-time.After(timeout + 15*time.Second):
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		cmd.Process.Kill()
+		t.Fatalf("still running %v after SIGSTOP of rank %d:\n%s", time.Since(stopped), victim, stderr.String())
+	}
+	if took := time.Since(stopped); took > timeout+5*time.Second {
+		t.Errorf("ended %v after the stop; want within %v", took, timeout+5*time.Second)
+	}
+	if cmd.ProcessState.ExitCode() == 0 {
+		t.Errorf("exit 0 after rank %d was stopped", victim)
+	}
+	return stderr.String()
+}
+
 // A frozen peer (SIGSTOP), CN or MN, ends the job within --peer-timeout
 // plus a few seconds, with one line naming it; every process goes.
 func TestPeerStalled(t *testing.T) {
@@ -364,28 +389,13 @@ func TestPeerStalled(t *testing.T) {
 		t.Run(fmt.Sprintf("rank%d", c.rank), func(t *testing.T) {
 			cmd, stderr, done := startComputing(t, "cn:2,mn:2", 4, "--iterations", "1000000", "--peer-timeout", timeout.String())
 			pids := rankPIDs(t, cmd.Process.Pid)
-			victim, ok := pids[c.rank]
-			if !ok {
+			if _, ok := pids[c.rank]; !ok {
 				cmd.Process.Kill()
 				t.Fatalf("no pid for rank %d in %v", c.rank, pids)
 			}
-			stopped := time.Now()
-			syscall.Kill(victim, syscall.SIGSTOP)
-			select {
-			case <-done:
-			case <-time.After(timeout + 15*time.Second):
-				syscall.Kill(victim, syscall.SIGKILL)
-				cmd.Process.Kill()
-				t.Fatalf("still running %v after SIGSTOP of rank %d:\n%s", time.Since(stopped), c.rank, stderr.String())
-			}
-			if took := time.Since(stopped); took > timeout+5*time.Second {
-				t.Errorf("ended %v after the stop; want within %v", took, timeout+5*time.Second)
-			}
-			if cmd.ProcessState.ExitCode() == 0 {
-				t.Error("exit 0 after a peer froze")
-			}
-			if n := strings.Count(stderr.String(), "peers stalled: "); n != 1 || !strings.Contains(stderr.String(), c.want) {
-				t.Errorf("%d stall lines; want one containing %q:\n%s", n, c.want, stderr.String())
+			msg := stopAndAwaitEnd(t, cmd, done, stderr, pids, c.rank, timeout)
+			if n := strings.Count(msg, "peers stalled: "); n != 1 || !strings.Contains(msg, c.want) {
+				t.Errorf("%d stall lines; want one containing %q:\n%s", n, c.want, msg)
 			}
 			for _, pid := range pids {
 				if err := syscall.Kill(pid, 0); err == nil {
@@ -436,25 +446,8 @@ func TestPeerStoppedWhileReading(t *testing.T) {
 				pids = rankPIDs(t, cmd.Process.Pid)
 			}
 			time.Sleep(2 * time.Second) // every rank past MPI's start, the CNs at the FIFO
-			stopped := time.Now()
-			syscall.Kill(pids[c.rank], syscall.SIGSTOP)
-			select {
-			case <-done:
-			case <-time.After(timeout + 15*time.Second):
-				for _, pid := range pids {
-					syscall.Kill(pid, syscall.SIGKILL)
-				}
-				cmd.Process.Kill()
-				t.Fatalf("still running %v after SIGSTOP of rank %d:\n%s", time.Since(stopped), c.rank, stderr.String())
-			}
+			msg := stopAndAwaitEnd(t, cmd, done, stderr, pids, c.rank, timeout)
 			syscall.Kill(pids[c.rank], syscall.SIGKILL)
-			if took := time.Since(stopped); took > timeout+5*time.Second {
-				t.Errorf("ended %v after the stop; want within %v", took, timeout+5*time.Second)
-			}
-			if cmd.ProcessState.ExitCode() == 0 {
-				t.Error("exit 0 after a peer was stopped")
-			}
-			msg := stderr.String()
 			if n := strings.Count(msg, "peers stalled: "); n != 1 || !strings.Contains(msg, c.want) || !strings.Contains(msg, "has been stopped for") {
 				t.Errorf("%d stall lines; want one naming %q as stopped:\n%s", n, c.want, msg)
 			}
