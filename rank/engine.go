@@ -149,23 +149,21 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, pull
 		}
 		e.edgr = ed
 	}
-	if e.op.IsBag() {
-		var err error
-		if e.bagU, err = checkBag(e.spec, e.prog); err == nil {
-			err = CheckKernel(e.cfg, e.spec)
-		}
-		if err != nil {
-			return nil, err
-		}
+	// What the kernels that need the engine's special operators require
+	// of the program, then of the configuration (job checks the latter
+	// before anything is read; a caller of Run may not have).
+	var err error
+	switch {
+	case e.op.IsBag():
+		e.bagU, err = checkBag(e.spec, e.prog)
+	case e.spec.Triangles:
+		err = checkTriangles(e.spec)
 	}
-	if e.spec.Triangles {
-		err := checkTriangles(e.spec)
-		if err == nil {
-			err = CheckKernel(e.cfg, e.spec)
-		}
-		if err != nil {
-			return nil, err
-		}
+	if err == nil {
+		err = CheckKernel(e.cfg, e.spec)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if e.cn {
 		if len(eps) == 0 {
