@@ -24,6 +24,12 @@ struct dmg_fab {
 	struct fi_info *info;
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
+	// write_flags are added to every WRITE: FI_DELIVERY_COMPLETE, so that a
+	// completed WRITE is in the MN's memory; none on shm, whose WRITEs
+	// without it are copied by the initiator before they complete (the
+	// provider's fast path, FI_MR_VIRT_ADDR and no RMA ordering), and with
+	// it wait for the MN's progress thread to do the copy.
+	uint64_t write_flags;
 };
 
 struct dmg_mn {
@@ -124,6 +130,10 @@ int dmg_fab_open(const char *prov, dmg_fab **out, char *err, size_t errlen) {
 	if (ret) { seterr(err, errlen, "fi_fabric", ret); dmg_fab_close(f); return ret; }
 	ret = fi_domain(f->fabric, f->info, &f->domain, NULL);
 	if (ret) { seterr(err, errlen, "fi_domain", ret); dmg_fab_close(f); return ret; }
+	f->write_flags = FI_DELIVERY_COMPLETE;
+	if (strcmp(f->info->fabric_attr->prov_name, "shm") == 0 && (f->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) &&
+	    !(f->info->tx_attr->msg_order & (FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS | FI_ORDER_WAR | FI_ORDER_WAW | FI_ORDER_WAS | FI_ORDER_SAR | FI_ORDER_SAW)))
+		f->write_flags = 0;
 	*out = f;
 	return 0;
 }
@@ -365,7 +375,7 @@ static ssize_t post(dmg_ep *e, int i) {
 		// memory, visible to the MN and to every later READ (transmit
 		// complete only promises the peer's provider has it; tcp;ofi_rxm
 		// then still needs the MN to progress).
-		return fi_writemsg(e->ep, &msg, flags | FI_DELIVERY_COMPLETE);
+		return fi_writemsg(e->ep, &msg, flags | e->f->write_flags);
 	}
 	case DMG_FAA:
 	case DMG_CAS: {
