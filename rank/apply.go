@@ -55,20 +55,18 @@ func (e *engine) applyWorker(w int) error {
 		return e.applySparse(wk, w)
 	}
 	a, b := e.lanes[w], e.lanes[w+1]
-	if e.it.remote == viaMailboxes {
-		if e.it.refrd {
-			if err := e.drainRef(wk, w, a, b); err != nil {
-				return err
-			}
+	if e.it.remote == viaMailboxes && e.it.refrd {
+		if err := e.drainRef(wk, w, a, b); err != nil {
+			return err
 		}
-		if e.it.valrdAt == "cn" {
-			t := time.Now()
-			if err := e.drainVal(wk, w, a, b); err != nil {
-				return err
-			}
-			if w == 0 {
-				e.stats.drainSeconds = time.Since(t).Seconds()
-			}
+	}
+	if e.it.valrdAt == "cn" || e.it.sparseVal {
+		t := time.Now()
+		if err := e.drainVal(wk, w, a, b); err != nil {
+			return err
+		}
+		if w == 0 {
+			e.stats.drainSeconds = time.Since(t).Seconds()
 		}
 	}
 	if w == 0 {
@@ -450,6 +448,11 @@ func (e *engine) gatherTouched(wk *worker) error {
 			return err
 		}
 	}
+	if e.it.sparseVal && e.info.valUsed > 0 {
+		if err := e.drainValSparse(wk); err != nil {
+			return err
+		}
+	}
 	for _, x := range e.wks {
 		e.touched = append(e.touched, x.touched...)
 	}
@@ -457,6 +460,27 @@ func (e *engine) gatherTouched(wk *worker) error {
 	e.touched = slices.Compact(e.touched)
 	e.oldFront = append(e.oldFront[:0], e.front.list...)
 	return nil
+}
+
+// drainValSparse folds the pairs a sparse iteration sent to the own
+// chunk by value into the cache, adds their destinations to e.touched and
+// empties the mailbox (worker 0, at the start of a sparse apply).
+func (e *engine) drainValSparse(wk *worker) error {
+	mb := e.st.mb
+	var err error
+	wk.bytes, wk.pairDst, wk.pairVal, err = mb.ReadValPairs(wk.rd, e.me, e.info.valUsed, e.lo, e.hi, wk.bytes, wk.pairDst[:0], wk.pairVal[:0])
+	if err != nil {
+		return errors.Wrapf(err, "rank: chunk %d", e.me)
+	}
+	for i, v := range wk.pairDst {
+		x := v - e.lo
+		e.acc[x] = e.op.Combine(e.acc[x], wk.pairVal[i])
+	}
+	e.touched = append(e.touched, wk.pairDst...)
+	if err := update.Reset(wk.ep, mb.Val[e.me]); err != nil {
+		return err
+	}
+	return wk.ep.Flush()
 }
 
 // foldInboxWords reads the inbox words of the sorted vertices ids (READs

@@ -71,6 +71,13 @@ type Config struct {
 	// chunk is sent by reference instead of fetched (default 256 edges,
 	// see docs/design.md).
 	RefRDMin uint32
+	// SparseValRDMin is the segment length from which a sparse iteration
+	// sends a segment for another chunk by value (ValRD pairs in the
+	// owner's mailbox, drained by its sparse apply) instead of by direct
+	// remote update: a hub in the frontier then costs a few WRITEs, not a
+	// remote CAS per neighbour (default 32 edges, see docs/design.md).
+	// NoCollab and NoValRD switch it off.
+	SparseValRDMin uint32
 	// RefRDPuller drains the own chunk's RefRD mailbox while the push runs,
 	// in a goroutine with its own endpoint, instead of only after the
 	// iteration's barrier; senders then commit every flush with a second
@@ -121,6 +128,9 @@ func (c *Config) EnsureDefaults() {
 	}
 	if c.RefRDMin == 0 {
 		c.RefRDMin = 256
+	}
+	if c.SparseValRDMin == 0 {
+		c.SparseValRDMin = 32
 	}
 	if c.ValRDApply == "" {
 		c.ValRDApply = "auto"

@@ -100,10 +100,13 @@ type plan struct {
 	// chunks' frontier bitmaps, and the frontier sends nothing.
 	bottomUp bool
 	remote   remotePath
-	refrd    bool   // long segments for other chunks go by reference
-	valrd    bool   // other segments go by value
-	valrdAt  string // who applies ValRD pairs: "cn" or "mn" ("" when none are sent)
-	sparseT  bool   // tasks index the frontier list
+	refrd    bool // long segments for other chunks go by reference
+	valrd    bool // other segments go by value
+	// sparseVal: a sparse iteration sends segments of at least
+	// Config.SparseValRDMin edges for other chunks by value.
+	sparseVal bool
+	valrdAt   string // who applies ValRD pairs: "cn" or "mn" ("" when none are sent)
+	sparseT   bool   // tasks index the frontier list
 	// skipIdle: the pull tests the frontier's bitmap before it loads a
 	// source's contribution. It pays when the frontier holds few of the
 	// vertices (most loads would miss the cache for an identity); with a
@@ -310,6 +313,7 @@ func (e *engine) plan(it int, dense, busy, few bool) {
 			}
 		}
 	}
+	p.sparseVal = !dense && p.remote == viaDirect && e.st.mb != nil && e.bagU == nil && !e.spec.Triangles && !c.NoCollab && !c.NoValRD
 	// Sparse iterations walk the frontier list; everything else the
 	// chunk's tasks (AllActive kernels are always dense).
 	p.sparseT = !dense

@@ -25,6 +25,8 @@ type worker struct {
 	// touched collects the own vertices whose accumulator this worker
 	// took from the identity in a sparse push.
 	touched []uint32
+	// sentVal: the sender holds pairs of this sparse iteration.
+	sentVal bool
 	cands   []uint64 // Custom edge maps: one run's candidates
 	// Apply scratch.
 	sAcc, sVal, sNext []uint64
@@ -277,6 +279,11 @@ func (wk *worker) handle(a *adj, k int, seg []uint32, ws []float32) error {
 		if e.it.valrd {
 			return wk.sender.ValSegment(k, seg, ws, c, cands)
 		}
+	case viaDirect:
+		if e.it.sparseVal && uint32(len(seg)) >= e.cfg.SparseValRDMin {
+			wk.sentVal = true
+			return wk.sender.ValSegment(k, seg, ws, c, cands)
+		}
 	case viaLocalCopy:
 		wk.stats.Local += n
 		if e.spec.Monotone {
@@ -408,7 +415,8 @@ func (e *engine) pushWorker(w int) error {
 	}
 	t0 := time.Now()
 	defer func() { wk.busy += time.Since(t0) }()
-	if wk.sender != nil && e.it.remote == viaMailboxes {
+	if wk.sender != nil && (e.it.remote == viaMailboxes || wk.sentVal) {
+		wk.sentVal = false
 		if err := wk.sender.Flush(); err != nil {
 			return err
 		}

@@ -3,6 +3,8 @@ package update
 import (
 	"encoding/binary"
 
+	"github.com/pkg/errors"
+
 	"github.com/dmg-hpc/dmg/reduce"
 	"github.com/dmg-hpc/dmg/verbs"
 )
@@ -137,4 +139,75 @@ func (mb *Mailboxes) ApplyValLocal(pool []byte, k int, lo, hi uint32, inboxOff u
 	}
 	clear(pool[off : off+header])
 	return applied, nil
+}
+
+// ReadValPairs reads the pairs of the first used bytes of chunk k's ValRD
+// mailbox without reading the blocks whole: their counts in one round trip
+// on r, then the destinations and candidates they hold in one more. It is
+// for a mailbox that holds few pairs in large blocks (a sparse iteration's
+// segments sent by value); a dense drain reads whole blocks
+// (ValBlockPairs). Every destination must lie in [lo, hi). The pairs are
+// appended to dst and val; buf is scratch, returned grown.
+func (mb *Mailboxes) ReadValPairs(r Reader, k int, used uint64, lo, hi uint32, buf []byte, dst []uint32, val []uint64) ([]byte, []uint32, []uint64, error) {
+	bb := mb.ValBlockBytes()
+	nb := min(used, mb.ValCap) / bb
+	if nb == 0 {
+		return buf, dst, val, nil
+	}
+	box := mb.Val[k]
+	buf = grow(buf, int(8*nb))
+	for i := range nb {
+		if err := r.Read(buf[8*i:8*i+8], Records(box, i*bb)); err != nil {
+			return buf, dst, val, err
+		}
+	}
+	if err := r.Flush(); err != nil {
+		return buf, dst, val, err
+	}
+	// The counts stay at the front of buf; each block's destinations and
+	// candidates follow, packed.
+	total := uint64(0)
+	for i := range nb {
+		n := binary.LittleEndian.Uint64(buf[8*i:])
+		if n > mb.ValBlock {
+			return buf, dst, val, errors.Errorf("update: ValRD block counts %d pairs; a block holds at most %d (corrupt mailbox)", n, mb.ValBlock)
+		}
+		total += n
+	}
+	if cap(buf) < int(8*nb+ValRec*total) {
+		buf = append(buf[:cap(buf)], make([]byte, int(8*nb+ValRec*total)-cap(buf))...)
+	}
+	buf = buf[:8*nb+ValRec*total]
+	off := 8 * nb
+	for i := range nb {
+		n := binary.LittleEndian.Uint64(buf[8*i:])
+		if n == 0 {
+			continue
+		}
+		d, v := mb.valOffsets(i*bb, 0)
+		if err := r.Read(buf[off:off+4*n], Records(box, d)); err != nil {
+			return buf, dst, val, err
+		}
+		if err := r.Read(buf[off+4*n:off+ValRec*n], Records(box, v)); err != nil {
+			return buf, dst, val, err
+		}
+		off += ValRec * n
+	}
+	if err := r.Flush(); err != nil {
+		return buf, dst, val, err
+	}
+	off = 8 * nb
+	for i := range nb {
+		n := binary.LittleEndian.Uint64(buf[8*i:])
+		for j := range n {
+			x := binary.LittleEndian.Uint32(buf[off+4*j:])
+			if x < lo || x >= hi {
+				return buf, dst, val, errors.Errorf("update: ValRD pair names vertex %d, outside the chunk [%d, %d) (corrupt mailbox)", x, lo, hi)
+			}
+			dst = append(dst, x)
+			val = append(val, binary.LittleEndian.Uint64(buf[off+4*n+8*j:]))
+		}
+		off += ValRec * n
+	}
+	return buf, dst, val, nil
 }
