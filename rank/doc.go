@@ -40,7 +40,8 @@
 //     value (ValRD, pre-combined pairs in mailbox blocks); in sparse ones
 //     by direct remote update (CAS on the destination's inbox word, the
 //     first toucher logging it, candidates of monotone kernels dropped
-//     when not below the current value).
+//     when not below the current value), except a hub's long segments,
+//     which go by value as in a dense iteration (Config.SparseValRDMin).
 //     - Sparse iterations push the local segment with one CAS per edge
 //     (Ligra's sparse push), recording the vertices they touch.
 //  2. Barrier. (When the MNs apply ValRD pairs, they do it now, and a
@@ -51,8 +52,9 @@
 //     lane's accumulators into the next values (Program.Update), sets the
 //     next frontier's bits and contributions, and writes its values back
 //     to DM in large WRITEs. A sparse apply visits only the touched
-//     vertices: those the workers took from the identity and those the
-//     touched log names (whose inbox words it reads and resets).
+//     vertices: those the workers took from the identity, those the
+//     touched log names (whose inbox words it reads and resets) and those
+//     the ValRD pairs of hub segments name.
 //  4. One fused all-reduce: the next frontier's vertices and edges
 //     (dense or sparse next, at |E|/Config.DenseDivisor), the dangling
 //     mass, the failure flag, the counters and the NIC model's loads.
