@@ -174,6 +174,7 @@ var variantFlags = [][]string{
 	{"--no-collab"}, {"--no-refrd"}, {"--no-valrd"}, {"--refrd-min", "1", "--valrd-apply", "mn"}, {"--refrd-puller", "--refrd-min", "1"}, {"--entry-size", "16"}, {"--entry-size", "64", "--inflight", "3"},
 	{"--hub-degree", "2", "--workers", "3"}, {"--hub-degree", "2", "--no-hubsplit", "--no-steal"}, {"--mode", "naive", "--hub-degree", "2"},
 	{"--no-pull"}, {"--no-bottom-up"}, {"--dense-threshold", "0.000001"}, {"--dense-threshold", "1000000000"}, {"--merge-gap", "1"},
+	{"--remote-pull", "--pull-threshold", "1000000000", "--dense-threshold", "1000000000"}, {"--sparse-valrd-min", "1", "--dense-threshold", "0.000001"},
 }
 
 // The same under mpirun over libfabric's shm provider, and one layout over

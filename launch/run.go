@@ -66,6 +66,7 @@ type runFlags struct {
 	noBottomUp  bool
 	refrdMin    uint32
 	sparseValRD uint32
+	remotePull  bool
 	mergeGap    string
 	refrdPuller bool
 	valrdApply  string
@@ -111,6 +112,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&r.noBottomUp, "no-bottom-up", false, "ablation: dense traversal iterations (BFS) send their frontier's remote segments instead of checking remote in-neighbours against the other chunks' frontier bitmaps")
 	fs.Uint32Var(&r.refrdMin, "refrd-min", 256, "RefRD: segments of at least `T` edges for another CN are sent by reference")
 	fs.Uint32Var(&r.sparseValRD, "sparse-valrd-min", 32, "sparse iterations: segments of at least `T` edges for another CN are sent by value (ValRD pairs) instead of by remote CAS")
+	fs.BoolVar(&r.remotePull, "remote-pull", false, "dense iterations with most edges active: every CN also pulls for the other CNs' vertices (Gemini's dense mode) instead of sending its segments for them by RefRD/ValRD")
 	fs.StringVar(&r.mergeGap, "merge-gap", "auto", "reads at most `SIZE` apart are merged into one (auto: the fabric's break-even, 32KiB on shm, 2KiB on RDMA NICs)")
 	fs.BoolVar(&r.refrdPuller, "refrd-puller", false, "RefRD: a goroutine per CN drains its mailbox while the push runs (pays when a CN has a core to spare)")
 	fs.StringVar(&r.valrdApply, "valrd-apply", "auto", "who applies ValRD pairs: cn (the owner CN), mn (the MN holding the mailbox) or auto (try both, keep the faster per pair)")
@@ -158,7 +160,7 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 		Iterations: r.iterations, Damping: r.damping, Alpha: r.alpha,
 		Engine: rank.Config{Workers: workers, Inflight: r.inflight, Batch: r.batch, DenseDivisor: r.dense, PullDivisor: r.pull, Sync: j.Sync, Logf: j.Logf,
 			Mode: r.mode, NoMerge: r.noMerge, NoDoorbell: r.noDoorbell, NoCollab: r.noCollab, NoRefRD: r.noRefRD, NoValRD: r.noValRD, NoPull: r.noPull, NoBottomUp: r.noBottomUp,
-			RefRDMin: r.refrdMin, SparseValRDMin: r.sparseValRD, RefRDPuller: r.refrdPuller, ValRDApply: r.valrdApply, HubDegree: r.hubDegree, NoSteal: r.noSteal, NoHubSplit: r.noHubSplit},
+			RefRDMin: r.refrdMin, SparseValRDMin: r.sparseValRD, RemotePull: r.remotePull, RefRDPuller: r.refrdPuller, ValRDApply: r.valrdApply, HubDegree: r.hubDegree, NoSteal: r.noSteal, NoHubSplit: r.noHubSplit},
 		Layout: csr.LayoutConfig{EntrySize: r.entrySize, NoInPlace: r.noInPlace},
 	}
 	if r.mode != rank.ModeDMG && r.noInPlace {

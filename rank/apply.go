@@ -90,7 +90,7 @@ func (e *engine) readInfo(wk *worker) error {
 			return err
 		}
 	}
-	e.info = drainInfo{dense: !e.it.sparseT, inboxDirty: e.it.valrdAt == "mn"}
+	e.info = drainInfo{dense: !e.it.sparseT, inboxDirty: e.it.valrdAt == "mn" || e.it.rpull}
 	mb := e.st.mb
 	if mb == nil {
 		// The baselines keep no touched log: every apply visits the whole

@@ -67,6 +67,12 @@ type Config struct {
 	NoValRD    bool // no pass-by-value redistribution
 	NoPull     bool // dense iterations push local candidates too (a CAS per edge)
 	NoBottomUp bool // dense traversal iterations push their frontier's remote segments instead of checking remote in-neighbours against the other chunks' frontier bitmaps
+	// RemotePull: a dense pull iteration with most edges active has every
+	// CN pull for the other chunks' vertices too (rpull.go) instead of
+	// sending its segments for them through the update coordinator
+	// (RefRD, ValRD). Off by default: it measured no faster here (see
+	// docs/design.md).
+	RemotePull bool
 	// RefRDMin is the segment length T from which a segment for another
 	// chunk is sent by reference instead of fetched (default 256 edges,
 	// see docs/design.md).

@@ -198,7 +198,7 @@ func (f *dmgFetcher) fetch(t balance.Task) error {
 			if err := sd.l.Codec.Decode(sd.ents[i*size:(i+1)*size], ent); err != nil {
 				return errors.Wrapf(err, "rank: index entry of vertex %d", v)
 			}
-			if s == 0 && ent.Degree != e.deg[v-e.lo] {
+			if s == 0 && !e.foreign(v) && ent.Degree != e.deg[v-e.lo] {
 				return errors.Errorf("rank: vertex %d has an index entry of degree %d, expected %d (corrupt store)", v, ent.Degree, e.deg[v-e.lo])
 			}
 			f.setAdj(ent, v, s == 1, f.need[i], from, to)

@@ -81,6 +81,12 @@ type engine struct {
 	// The phase functions, made once so a phase allocates nothing.
 	pushFn, applyFn func(int) error
 
+	// The remote pull (rpull.go): the other chunks' tasks, planned once,
+	// and the partials of the chunk being pulled for, from vertex partLo.
+	ftasks [][]balance.Task
+	part   []uint64
+	partLo uint32
+
 	// famgraph
 	famIdx         []uint64
 	allVal, allAcc []uint64
@@ -105,8 +111,11 @@ type plan struct {
 	// sparseVal: a sparse iteration sends segments of at least
 	// Config.SparseValRDMin edges for other chunks by value.
 	sparseVal bool
-	valrdAt   string // who applies ValRD pairs: "cn" or "mn" ("" when none are sent)
-	sparseT   bool   // tasks index the frontier list
+	// rpull: a dense pull iteration in which each CN also pulls for the
+	// other chunks' vertices (rpull.go) and nothing is sent.
+	rpull   bool
+	valrdAt string // who applies ValRD pairs: "cn" or "mn" ("" when none are sent)
+	sparseT bool   // tasks index the frontier list
 	// skipIdle: the pull tests the frontier's bitmap before it loads a
 	// source's contribution. It pays when the frontier holds few of the
 	// vertices (most loads would miss the cache for an identity); with a
@@ -301,6 +310,9 @@ func (e *engine) plan(it int, dense, busy, few bool) {
 	e.trav = e.stats.prev.trav
 	if p.bottomUp {
 		p.remote = viaDirect // nothing is sent; what a sparse push would
+	}
+	if p.pull && busy && !p.bottomUp && c.RemotePull && e.st.mb != nil && e.bagU == nil && e.edgr == nil && !e.spec.Triangles && e.w.Roles.CN > 1 {
+		p.rpull, p.remote = true, viaPull
 	}
 	if p.remote == viaMailboxes {
 		// Custom edge maps go by value: their candidates need the kernel,

@@ -292,6 +292,8 @@ func variants() []variant {
 		{name: "famgraph", engine: rank.Config{Mode: rank.ModeFAMGraph}},
 		{name: "no-pull", engine: rank.Config{NoPull: true}},
 		{name: "no-bottom-up", engine: rank.Config{NoBottomUp: true}},
+		{name: "remote-pull", engine: rank.Config{RemotePull: true}},
+		{name: "remote-pull-always", engine: rank.Config{RemotePull: true, PullDivisor: 1e12, NoBottomUp: true, Workers: 3, Batch: 5}},
 		{name: "pull-always", engine: rank.Config{PullDivisor: 1e12}},
 		{name: "no-collab", engine: rank.Config{NoCollab: true}},
 		{name: "no-refrd", engine: rank.Config{NoRefRD: true}},

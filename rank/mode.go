@@ -52,6 +52,7 @@ const (
 	viaDirect    remotePath = iota // remote CAS on the inbox word
 	viaMailboxes                   // collaborative: RefRD and ValRD
 	viaLocalCopy                   // famgraph: every CN accumulates every vertex locally
+	viaPull                        // the remote pull: each CN gathers for every chunk (rpull.go)
 )
 
 func (p remotePath) String() string {
@@ -60,6 +61,8 @@ func (p remotePath) String() string {
 		return "collaborative"
 	case viaLocalCopy:
 		return "local"
+	case viaPull:
+		return "pull"
 	}
 	return "direct"
 }

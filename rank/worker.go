@@ -72,6 +72,9 @@ const (
 
 // need is what vertex v does in this iteration.
 func (e *engine) need(v uint32) uint8 {
+	if e.foreign(v) { // the remote pull: another chunk's vertex
+		return needPull
+	}
 	var n uint8
 	i := v - e.lo
 	if e.it.bottomUp { // only the unreached work: they look for a parent
@@ -89,7 +92,7 @@ func (e *engine) need(v uint32) uint8 {
 	if e.it.pull && !(e.spec.Traversal && e.reached.has(i)) {
 		n |= needPull
 	}
-	if e.front.active(v) && e.deg[i] > 0 {
+	if e.front.active(v) && e.deg[i] > 0 && !e.it.rpull {
 		n |= needPush
 	}
 	if n == needPull && !e.it.pullIn && e.deg[i] == 0 {
@@ -314,7 +317,10 @@ func (wk *worker) candidates(src uint32, c uint64, seg []uint32, ws []float32) [
 // plain, unless a hub's pieces or the RefRD puller share it.
 func (wk *worker) pull(a *adj, src []uint32, ws []float32) error {
 	e := wk.e
-	i := a.v - e.lo
+	acc, i := e.acc, a.v-e.lo
+	if e.foreign(a.v) { // the remote pull: into the partials
+		acc, i = e.part, a.v-e.partLo
+	}
 	wk.stats.Candidates += uint64(len(src))
 	wk.stats.Local += uint64(len(src))
 	wk.stats.Pulled += uint64(len(src))
@@ -328,11 +334,11 @@ func (wk *worker) pull(a *adj, src []uint32, ws []float32) error {
 	if a.from > 0 || a.to < a.deg || e.pull != nil {
 		r := e.op.Gather(e.op.Identity(), e.contrib, active, e.lo, src, ws, e.spec.Traversal)
 		if r != e.op.Identity() {
-			e.op.FoldAtomic(&e.acc[i], r)
+			e.op.FoldAtomic(&acc[i], r)
 		}
 		return nil
 	}
-	e.acc[i] = e.op.Gather(e.acc[i], e.contrib, active, e.lo, src, ws, e.spec.Traversal)
+	acc[i] = e.op.Gather(acc[i], e.contrib, active, e.lo, src, ws, e.spec.Traversal)
 	return nil
 }
 
@@ -415,6 +421,9 @@ func (e *engine) pushWorker(w int) error {
 	}
 	t0 := time.Now()
 	defer func() { wk.busy += time.Since(t0) }()
+	if e.it.rpull {
+		return e.pullRemote(w)
+	}
 	if wk.sender != nil && (e.it.remote == viaMailboxes || wk.sentVal) {
 		wk.sentVal = false
 		if err := wk.sender.Flush(); err != nil {
