@@ -61,6 +61,7 @@ func FuzzMailboxDecoders(f *testing.F) {
 				}
 			}
 		}
+		checkReadValPairs(t, mb, data, uint32(n))
 		ids, err := update.DecodeLog(data, 0, uint32(n), nil)
 		if err == nil {
 			if len(ids)*update.LogRec != len(data) {
@@ -73,4 +74,50 @@ func FuzzMailboxDecoders(f *testing.F) {
 			}
 		}
 	})
+}
+
+// poolReader reads MN 0's pool from a byte slice.
+type poolReader []byte
+
+func (p poolReader) Read(dst []byte, src verbs.Addr) error {
+	copy(dst, p[src.Offset():src.Offset()+uint64(len(dst))])
+	return nil
+}
+func (poolReader) Flush() error { return nil }
+
+// checkReadValPairs: ReadValPairs, which reads only the blocks' used
+// parts, accepts a mailbox of whole blocks (data) exactly when every block
+// passes ValBlockPairs, with the same pairs in the same order.
+func checkReadValPairs(t *testing.T, mb *update.Mailboxes, data []byte, n uint32) {
+	bb := mb.ValBlockBytes()
+	used := uint64(len(data)) / bb * bb
+	box, _ := verbs.MakeAddr(0, 0)
+	m := *mb
+	m.ValCap, m.Val = used, []verbs.Addr{box}
+	pool := append(make([]byte, 16), data...) // the mailbox's header, then its records
+	_, dst, val, err := m.ReadValPairs(poolReader(pool), 0, used, 0, n, nil, nil, nil)
+	var wantD []uint32
+	var wantV []uint64
+	var wantErr error
+	for off := uint64(0); off < used && wantErr == nil; off += bb {
+		var d []uint32
+		var v []uint64
+		if d, v, wantErr = m.ValBlockPairs(data[off:off+bb], 0, n, nil, nil); wantErr == nil {
+			wantD, wantV = append(wantD, d...), append(wantV, v...)
+		}
+	}
+	if (err == nil) != (wantErr == nil) {
+		t.Fatalf("ReadValPairs: %v; whole blocks: %v", err, wantErr)
+	}
+	if err != nil {
+		return
+	}
+	if len(dst) != len(wantD) || len(val) != len(wantV) {
+		t.Fatalf("ReadValPairs: %d pairs; whole blocks: %d", len(dst), len(wantD))
+	}
+	for i := range dst {
+		if dst[i] != wantD[i] || val[i] != wantV[i] {
+			t.Fatalf("pair %d: (%d, %d); whole blocks: (%d, %d)", i, dst[i], val[i], wantD[i], wantV[i])
+		}
+	}
 }
