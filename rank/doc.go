@@ -42,6 +42,10 @@
 //     first toucher logging it, candidates of monotone kernels dropped
 //     when not below the current value), except a hub's long segments,
 //     which go by value as in a dense iteration (Config.SparseValRDMin).
+//     - With Config.RemotePull (off by default), a dense pull iteration
+//     sends nothing: each CN also pulls for the other chunks' vertices
+//     the segment of their in-lists its own chunk holds, into partial
+//     words written to their inboxes (rpull.go).
 //     - Sparse iterations push the local segment with one CAS per edge
 //     (Ligra's sparse push), recording the vertices they touch.
 //  2. Barrier. (When the MNs apply ValRD pairs, they do it now, and a
