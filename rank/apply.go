@@ -472,10 +472,7 @@ func (e *engine) drainValSparse(wk *worker) error {
 	if err != nil {
 		return errors.Wrapf(err, "rank: chunk %d", e.me)
 	}
-	for i, v := range wk.pairDst {
-		x := v - e.lo
-		e.acc[x] = e.op.Combine(e.acc[x], wk.pairVal[i])
-	}
+	e.op.FoldPairs(e.acc, e.lo, e.lo, e.hi, wk.pairDst, wk.pairVal)
 	e.touched = append(e.touched, wk.pairDst...)
 	if err := update.Reset(wk.ep, mb.Val[e.me]); err != nil {
 		return err

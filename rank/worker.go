@@ -25,8 +25,6 @@ type worker struct {
 	// touched collects the own vertices whose accumulator this worker
 	// took from the identity in a sparse push.
 	touched []uint32
-	// sentVal: the sender holds pairs of this sparse iteration.
-	sentVal bool
 	cands   []uint64 // Custom edge maps: one run's candidates
 	// Apply scratch.
 	sAcc, sVal, sNext []uint64
@@ -72,7 +70,7 @@ const (
 
 // need is what vertex v does in this iteration.
 func (e *engine) need(v uint32) uint8 {
-	if e.foreign(v) { // the remote pull: another chunk's vertex
+	if e.it.rpull && e.foreign(v) { // the remote pull: another chunk's vertex
 		return needPull
 	}
 	var n uint8
@@ -284,7 +282,6 @@ func (wk *worker) handle(a *adj, k int, seg []uint32, ws []float32) error {
 		}
 	case viaDirect:
 		if e.it.sparseVal && uint32(len(seg)) >= e.cfg.SparseValRDMin {
-			wk.sentVal = true
 			return wk.sender.ValSegment(k, seg, ws, c, cands)
 		}
 	case viaLocalCopy:
@@ -318,7 +315,7 @@ func (wk *worker) candidates(src uint32, c uint64, seg []uint32, ws []float32) [
 func (wk *worker) pull(a *adj, src []uint32, ws []float32) error {
 	e := wk.e
 	acc, i := e.acc, a.v-e.lo
-	if e.foreign(a.v) { // the remote pull: into the partials
+	if e.it.rpull && e.foreign(a.v) { // the remote pull: into the partials
 		acc, i = e.part, a.v-e.partLo
 	}
 	wk.stats.Candidates += uint64(len(src))
@@ -424,8 +421,7 @@ func (e *engine) pushWorker(w int) error {
 	if e.it.rpull {
 		return e.pullRemote(w)
 	}
-	if wk.sender != nil && (e.it.remote == viaMailboxes || wk.sentVal) {
-		wk.sentVal = false
+	if wk.sender != nil && (e.it.remote == viaMailboxes || wk.sender.Holds()) {
 		if err := wk.sender.Flush(); err != nil {
 			return err
 		}

@@ -2,8 +2,7 @@ package update
 
 import (
 	"encoding/binary"
-
-	"github.com/pkg/errors"
+	"slices"
 
 	"github.com/dmg-hpc/dmg/reduce"
 	"github.com/dmg-hpc/dmg/verbs"
@@ -168,16 +167,13 @@ func (mb *Mailboxes) ReadValPairs(r Reader, k int, used uint64, lo, hi uint32, b
 	// candidates follow, packed.
 	total := uint64(0)
 	for i := range nb {
-		n := binary.LittleEndian.Uint64(buf[8*i:])
-		if n > mb.ValBlock {
-			return buf, dst, val, errors.Errorf("update: ValRD block counts %d pairs; a block holds at most %d (corrupt mailbox)", n, mb.ValBlock)
+		n, err := mb.blockCount(buf[8*i:])
+		if err != nil {
+			return buf, dst, val, err
 		}
 		total += n
 	}
-	if cap(buf) < int(8*nb+ValRec*total) {
-		buf = append(buf[:cap(buf)], make([]byte, int(8*nb+ValRec*total)-cap(buf))...)
-	}
-	buf = buf[:8*nb+ValRec*total]
+	buf = slices.Grow(buf[:8*nb], int(ValRec*total))[:8*nb+ValRec*total]
 	off := 8 * nb
 	for i := range nb {
 		n := binary.LittleEndian.Uint64(buf[8*i:])
@@ -199,13 +195,13 @@ func (mb *Mailboxes) ReadValPairs(r Reader, k int, used uint64, lo, hi uint32, b
 	off = 8 * nb
 	for i := range nb {
 		n := binary.LittleEndian.Uint64(buf[8*i:])
+		from := len(dst)
 		for j := range n {
-			x := binary.LittleEndian.Uint32(buf[off+4*j:])
-			if x < lo || x >= hi {
-				return buf, dst, val, errors.Errorf("update: ValRD pair names vertex %d, outside the chunk [%d, %d) (corrupt mailbox)", x, lo, hi)
-			}
-			dst = append(dst, x)
+			dst = append(dst, binary.LittleEndian.Uint32(buf[off+4*j:]))
 			val = append(val, binary.LittleEndian.Uint64(buf[off+4*n+8*j:]))
+		}
+		if err := checkPairDst(dst[from:], lo, hi); err != nil {
+			return buf, dst, val, err
 		}
 		off += ValRec * n
 	}

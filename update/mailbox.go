@@ -193,17 +193,36 @@ func DecodeRefs(recs []byte, recBytes int, maxEdges, n uint32, check verbs.Range
 // [lo, hi); a block that fails is a corrupt mailbox. The scratch slices
 // are used where the block cannot be viewed in place.
 func (mb *Mailboxes) ValBlockPairs(b []byte, lo, hi uint32, dst []uint32, val []uint64) ([]uint32, []uint64, error) {
-	n := binary.LittleEndian.Uint64(b)
-	if n > mb.ValBlock {
-		return nil, nil, errors.Errorf("update: ValRD block counts %d pairs; a block holds at most %d (corrupt mailbox)", n, mb.ValBlock)
+	n, err := mb.blockCount(b)
+	if err != nil {
+		return nil, nil, err
 	}
 	d, v := Pairs(b, mb.ValBlock, n, dst, val)
-	for i, x := range d {
-		if x < lo || x >= hi {
-			return nil, nil, errors.Errorf("update: ValRD pair %d of a block names vertex %d, outside the chunk [%d, %d) (corrupt mailbox)", i, x, lo, hi)
-		}
+	if err := checkPairDst(d, lo, hi); err != nil {
+		return nil, nil, err
 	}
 	return d, v, nil
+}
+
+// blockCount is the pair count at the start of a ValRD block, checked
+// against the block's size.
+func (mb *Mailboxes) blockCount(b []byte) (uint64, error) {
+	n := binary.LittleEndian.Uint64(b)
+	if n > mb.ValBlock {
+		return 0, errors.Errorf("update: ValRD block counts %d pairs; a block holds at most %d (corrupt mailbox)", n, mb.ValBlock)
+	}
+	return n, nil
+}
+
+// checkPairDst checks that every destination of a block's pairs lies in
+// the owner's chunk [lo, hi).
+func checkPairDst(d []uint32, lo, hi uint32) error {
+	for i, x := range d {
+		if x < lo || x >= hi {
+			return errors.Errorf("update: ValRD pair %d of a block names vertex %d, outside the chunk [%d, %d) (corrupt mailbox)", i, x, lo, hi)
+		}
+	}
+	return nil
 }
 
 // DecodeLog decodes touched-log entries (appended to out), each a vertex

@@ -35,6 +35,7 @@ type Sender struct {
 	dst    []uint32
 	w      []float32
 	hdr    []byte // block headers to write, one 8-byte slot per target
+	holds  bool   // something was queued since the last Flush
 	enc    []byte // big-endian machines: pairs encoded for a WRITE
 }
 
@@ -112,6 +113,7 @@ func (s *Sender) Val(k int, v uint32, cand uint64) error {
 // contribution c along its edges to dst (weights w), all in chunk k, or
 // the given per-edge candidates (cands non-nil).
 func (s *Sender) ValSegment(k int, dst []uint32, w []float32, c uint64, cands []uint64) error {
+	s.holds = true
 	b := &s.val[k]
 	if s.op.IsBag() {
 		return s.bagSegment(k, b, dst, w, c, cands)
@@ -223,9 +225,15 @@ func (s *Sender) closeBlock(k int) error {
 	return s.ep.Write(at, h) // Write copies h
 }
 
+// Holds reports whether anything was queued since the last Flush (a
+// sparse iteration's hub segments), so that a worker that sent nothing
+// need not sweep the combining tables.
+func (s *Sender) Holds() bool { return s.holds }
+
 // Ref queues a segment of it.Edges edges, all destined for chunk k, by
 // reference.
 func (s *Sender) Ref(k int, it RefItem) error {
+	s.holds = true
 	var rec [RefRec]byte
 	PutRef(rec[:], it)
 	s.ref[k] = append(s.ref[k], rec[:]...)
@@ -239,6 +247,7 @@ func (s *Sender) Ref(k int, it RefItem) error {
 // Flush sends every buffer, closes every block and completes every write
 // (at the end of the worker's work in an iteration).
 func (s *Sender) Flush() error {
+	s.holds = false
 	for k := range s.val {
 		b := &s.val[k]
 		for i, d := range b.tblD {
