@@ -221,11 +221,10 @@ func (e *engine) drainRef(wk *worker, w int, a, b uint32) error {
 }
 
 // fetchGroup reads worker w's share of the segments of items [g0, g1)
-// into the group buffers.
+// and decodes them into the group buffers.
 func (e *engine) fetchGroup(wk *worker, w, g0, g1, bytes int) error {
 	rec := e.st.Out.Codec.RecordBytes()
 	if w == 0 {
-		e.segBuf = grow(e.segBuf, bytes)
 		edges := bytes / rec
 		e.segDst = grow(e.segDst, edges)
 		if e.st.Out.Weighted {
@@ -235,13 +234,11 @@ func (e *engine) fetchGroup(wk *worker, w, g0, g1, bytes int) error {
 	if err := e.gang.barrier(); err != nil {
 		return err
 	}
-	base := e.segOff[g0]
 	n := len(e.wks)
 	any := false
 	for i := g0 + w; i < g1; i += n {
 		it := e.items[i]
-		o := (e.segOff[i] - base) * rec
-		if err := wk.rd.Read(e.segBuf[o:o+int(it.Edges)*rec], it.Seg); err != nil {
+		if _, err := wk.rd.ReadView(it.Seg, int(it.Edges)*rec); err != nil {
 			return err
 		}
 		any = true
@@ -252,16 +249,16 @@ func (e *engine) fetchGroup(wk *worker, w, g0, g1, bytes int) error {
 	if err := wk.rd.Flush(); err != nil {
 		return err
 	}
-	for i := g0 + w; i < g1; i += n {
+	base := e.segOff[g0]
+	for h, i := 0, g0+w; i < g1; h, i = h+1, i+n {
 		it := e.items[i]
 		o := e.segOff[i] - base
-		b := e.segBuf[o*rec : (o+int(it.Edges))*rec]
+		b := wk.rd.View(h)
 		dst := e.segDst[o : o+int(it.Edges)]
-		for j := range dst {
-			dst[j] = binary.LittleEndian.Uint32(b[j*rec:])
-			if e.segW != nil {
-				e.segW[o+j] = math.Float32frombits(binary.LittleEndian.Uint32(b[j*rec+4:]))
-			}
+		if e.segW != nil {
+			update.DecodeRecords(b, rec, true, dst[:0], e.segW[o:o])
+		} else {
+			update.DecodeRecords(b, rec, false, dst[:0], nil)
 		}
 		if dst[0] < e.lo || dst[len(dst)-1] >= e.hi || !slices.IsSorted(dst) {
 			return errRefSegment(it, e.lo, e.hi)

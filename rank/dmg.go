@@ -59,7 +59,7 @@ func (dmgMode) place(st *Store, c StoreConfig, start []uint64) error {
 // bitmapBytes is the size of a frontier bitmap of n vertices on DM.
 func bitmapBytes(n uint32) uint64 { return 8 * ((uint64(n) + 63) / 64) }
 
-func (dmgMode) fetcher(wk *worker) (fetcher, error) { return newDMGFetcher(wk), nil }
+func (dmgMode) fetcher(wk *worker) (fetcher, error) { return newDMGFetcher(wk) }
 
 // pulls: the pull gathers every in-neighbour, inactive ones holding the
 // identity as their contribution; that must change nothing, which holds
@@ -105,9 +105,12 @@ func (dmgMode) collect(e *engine, wk *worker, lo, hi uint32) error {
 // active vertices, in-entries of pulling ones on directed graphs), then one
 // merged READ of the list segments it fetches (RefRD segments are not
 // fetched; in-place entries have their edges already): two dependent round
-// trips per task, each one doorbell batch per MN.
+// trips per task, each one doorbell batch per MN. Both are read as views
+// (verbs.ReadMerger.ReadView) of its own merger's buffer, where the READs
+// land: entries and lists are decoded where they arrived, not copied.
 type dmgFetcher struct {
 	wk       *worker
+	rd       *verbs.ReadMerger // its own: views live until its next Flush
 	out, in  *csr.Layout
 	rec      int
 	weighted bool
@@ -121,19 +124,25 @@ type dmgFetcher struct {
 // side is the buffers of one adjacency (out or in) for a task.
 type side struct {
 	l    *csr.Layout
-	ents []byte
+	ent  []int // view of the vertex's index entry, -1 none
 	dec  []csr.Entry
-	used []bool // entry read
-	list []byte
-	at   []int // offset of the vertex's fetched bytes in list, -1 none
-	size []int
+	list []listViews
+	join []byte // lists that arrived in several views, joined
 }
 
-func newDMGFetcher(wk *worker) *dmgFetcher {
-	st := wk.e.st
-	f := &dmgFetcher{wk: wk, out: st.Out, in: st.In, rec: st.Out.Codec.RecordBytes(), weighted: st.Out.Weighted}
+// listViews are the views [first, first+n) that hold a vertex's fetched
+// list bytes, in order.
+type listViews struct{ first, n int }
+
+func newDMGFetcher(wk *worker) (*dmgFetcher, error) {
+	st, e := wk.e.st, wk.e
+	rd, err := e.newReader(wk.ep)
+	if err != nil {
+		return nil, err
+	}
+	f := &dmgFetcher{wk: wk, rd: rd, out: st.Out, in: st.In, rec: st.Out.Codec.RecordBytes(), weighted: st.Out.Weighted}
 	f.sides[0].l, f.sides[1].l = st.Out, st.In
-	return f
+	return f, nil
 }
 
 func (f *dmgFetcher) fetch(t balance.Task) error {
@@ -146,7 +155,7 @@ func (f *dmgFetcher) fetch(t balance.Task) error {
 			f.sides[s].prepare(n)
 		}
 	}
-	rd := f.wk.rd
+	rd := f.rd
 	any := false
 	for i := range n {
 		f.need[i] = e.need(sp.at(i))
@@ -160,13 +169,15 @@ func (f *dmgFetcher) fetch(t balance.Task) error {
 		}
 		size := sd.l.Codec.Size
 		for i := range n {
+			sd.ent[i] = -1
 			if nd := f.need[i]; nd == 0 || !f.wants(s, nd) {
 				continue
 			}
-			if err := rd.Read(sd.ents[i*size:(i+1)*size], sd.l.EntryAddr(sp.at(i))); err != nil {
+			h, err := rd.ReadView(sd.l.EntryAddr(sp.at(i)), size)
+			if err != nil {
 				return err
 			}
-			sd.used[i], any = true, true
+			sd.ent[i], any = h, true
 		}
 		rd.Separate()
 	}
@@ -180,42 +191,27 @@ func (f *dmgFetcher) fetch(t balance.Task) error {
 	if !t.Whole() {
 		from, to = uint32(t.EdgeLo), uint32(t.EdgeHi)
 	}
-	// Decode, size and queue the list reads.
+	// Decode the entries and queue the list reads.
 	for s := range f.sides {
 		sd := &f.sides[s]
 		if sd.l == nil {
 			continue
 		}
-		total := 0
 		for i := range n {
-			sd.at[i], sd.size[i] = -1, 0
-			if !sd.used[i] {
+			sd.list[i] = listViews{}
+			if sd.ent[i] < 0 {
 				continue
 			}
 			v := sp.at(i)
 			ent := &sd.dec[i]
-			size := sd.l.Codec.Size
-			if err := sd.l.Codec.Decode(sd.ents[i*size:(i+1)*size], ent); err != nil {
+			if err := sd.l.Codec.Decode(rd.View(sd.ent[i]), ent); err != nil {
 				return errors.Wrapf(err, "rank: index entry of vertex %d", v)
 			}
 			if s == 0 && !e.foreign(v) && ent.Degree != e.deg[v-e.lo] {
 				return errors.Errorf("rank: vertex %d has an index entry of degree %d, expected %d (corrupt store)", v, ent.Degree, e.deg[v-e.lo])
 			}
 			f.setAdj(ent, v, s == 1, f.need[i], from, to)
-			b := f.listBytes(ent)
-			if b > 0 {
-				sd.at[i], sd.size[i] = total, b
-				total += b
-			}
-		}
-		sd.list = grow(sd.list, total)
-		for i := range n {
-			if sd.at[i] < 0 {
-				continue
-			}
-			ent := &sd.dec[i]
-			f.setAdj(ent, sp.at(i), s == 1, f.need[i], from, to)
-			if err := f.queueList(ent, sd.list[sd.at[i]:sd.at[i]+sd.size[i]]); err != nil {
+			if err := f.queueList(ent, &sd.list[i]); err != nil {
 				return err
 			}
 		}
@@ -227,21 +223,33 @@ func (f *dmgFetcher) fetch(t balance.Task) error {
 	for i := range n {
 		for s := range f.sides {
 			sd := &f.sides[s]
-			if sd.l == nil || !sd.used[i] {
+			if sd.l == nil || sd.ent[i] < 0 {
 				continue
 			}
 			ent := &sd.dec[i]
 			f.setAdj(ent, sp.at(i), s == 1, f.need[i], from, to)
-			var b []byte
-			if sd.at[i] >= 0 {
-				b = sd.list[sd.at[i] : sd.at[i]+sd.size[i]]
-			}
-			if err := f.deliver(sd.l, ent, b); err != nil {
+			if err := f.deliver(sd.l, ent, sd.bytes(rd, sd.list[i])); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// bytes is a vertex's fetched list bytes: its one view, or its views
+// joined.
+func (sd *side) bytes(rd *verbs.ReadMerger, lv listViews) []byte {
+	switch lv.n {
+	case 0:
+		return nil
+	case 1:
+		return rd.View(lv.first)
+	}
+	sd.join = sd.join[:0]
+	for h := lv.first; h < lv.first+lv.n; h++ {
+		sd.join = append(sd.join, rd.View(h)...)
+	}
+	return sd.join
 }
 
 // wants says whether side s (0 out, 1 in) of a vertex with need nd is read.
@@ -254,16 +262,12 @@ func (f *dmgFetcher) wants(s int, nd uint8) bool {
 }
 
 func (sd *side) prepare(n int) {
-	size := sd.l.Codec.Size
-	sd.ents = grow(sd.ents, n*size)
+	sd.ent = grow(sd.ent, n)
 	if cap(sd.dec) < n {
 		sd.dec = newEntries(sd.l.Codec, max(n, 2*cap(sd.dec)))
 	}
 	sd.dec = sd.dec[:n]
-	sd.used = grow(sd.used, n)
-	clear(sd.used)
-	sd.at = grow(sd.at, n)
-	sd.size = grow(sd.size, n)
+	sd.list = grow(sd.list, n)
 }
 
 // newEntries makes n entries whose slices already hold the most any entry
@@ -304,69 +308,75 @@ func (f *dmgFetcher) setAdj(ent *csr.Entry, v uint32, in bool, nd uint8, from, t
 	}
 }
 
-// listBytes is how many bytes the vertex's fetch reads: the segments
-// fetchSeg chooses (out of place), the table and the piece (overflow),
-// nothing (in place).
-func (f *dmgFetcher) listBytes(ent *csr.Entry) int {
-	a := &f.a
-	switch ent.Kind {
-	case csr.InPlace:
-		return 0
-	case csr.Overflow:
-		if a.need == 0 {
-			return 0
-		}
-		return int(ent.TableBytes) + int(a.to-a.from)*f.rec
-	}
-	total := 0
-	for lo, hi := range f.fetchedSegs() {
-		total += int(hi-lo) * f.rec
-	}
-	return total
-}
-
 // fetchedSegs yields the edge ranges [lo, hi) of the current out-of-place
 // list, within its piece [from, to), that fetchSeg chooses to read, in
-// order: what listBytes sizes and queueList reads.
+// order, adjacent ones joined: what queueList reads.
 func (f *dmgFetcher) fetchedSegs() iter.Seq2[uint32, uint32] {
 	return func(yield func(lo, hi uint32) bool) {
 		a := &f.a
-		var s0 uint32
+		var s0, rlo, rhi uint32
 		for k, n := range a.segs {
 			lo, hi := max(s0, a.from), min(s0+n, a.to)
 			s0 += n
 			if lo >= hi {
 				continue
 			}
-			if fetch, _ := f.wk.fetchSeg(a, k, hi-lo); fetch && !yield(lo, hi) {
+			if fetch, _ := f.wk.fetchSeg(a, k, hi-lo); !fetch {
+				continue
+			}
+			if rhi > rlo && lo == rhi {
+				rhi = hi
+				continue
+			}
+			if rhi > rlo && !yield(rlo, rhi) {
 				return
 			}
+			rlo, rhi = lo, hi
+		}
+		if rhi > rlo {
+			yield(rlo, rhi)
 		}
 	}
 }
 
-// queueList queues the reads of the current vertex's list into b.
-func (f *dmgFetcher) queueList(ent *csr.Entry, b []byte) error {
+// queueList queues, as views lv, the reads of the current vertex's list
+// that the iteration fetches: the segments fetchSeg chooses (out of
+// place), the table and the piece (overflow), nothing (in place).
+func (f *dmgFetcher) queueList(ent *csr.Entry, lv *listViews) error {
 	a := &f.a
-	rd := f.wk.rd
+	rd := f.rd
 	rec := uint64(f.rec)
-	if ent.Kind == csr.Overflow {
-		t := int(ent.TableBytes)
-		if err := rd.Read(b[:t], verbs.Addr(uint64(a.addr)-uint64(t))); err != nil {
-			return errors.Wrapf(err, "rank: overflow table of vertex %d", a.v)
-		}
-		if err := rd.Read(b[t:], a.addr.Add(uint64(a.from)*rec)); err != nil {
+	view := func(src verbs.Addr, n uint64) error {
+		h, err := rd.ReadView(src, int(n))
+		if err != nil {
 			return errors.Wrapf(err, "rank: edge list of vertex %d", a.v)
 		}
+		if lv.n == 0 {
+			lv.first = h
+		}
+		lv.n++
 		return nil
 	}
-	off := 0
-	for lo, hi := range f.fetchedSegs() {
-		m := int(hi-lo) * f.rec
-		if err := rd.Read(b[off:off+m], a.addr.Add(uint64(lo)*rec)); err != nil {
-			return errors.Wrapf(err, "rank: edge list of vertex %d", a.v)
+	switch ent.Kind {
+	case csr.InPlace:
+		return nil
+	case csr.Overflow:
+		if a.need == 0 {
+			return nil
 		}
-		off += m
+		t := uint64(ent.TableBytes)
+		if a.from == 0 { // the table and the piece are adjacent
+			return view(verbs.Addr(uint64(a.addr)-t), t+uint64(a.to)*rec)
+		}
+		if err := view(verbs.Addr(uint64(a.addr)-t), t); err != nil {
+			return err
+		}
+		return view(a.addr.Add(uint64(a.from)*rec), uint64(a.to-a.from)*rec)
+	}
+	for lo, hi := range f.fetchedSegs() {
+		if err := view(a.addr.Add(uint64(lo)*rec), uint64(hi-lo)*rec); err != nil {
+			return err
+		}
 	}
 	return nil
 }

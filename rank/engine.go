@@ -60,7 +60,6 @@ type engine struct {
 	refCur   *update.RefCursor
 	items    []update.RefItem
 	recBuf   []byte
-	segBuf   []byte
 	segDst   []uint32
 	segW     []float32
 	segOff   []int
@@ -422,8 +421,7 @@ func (e *engine) shareFrontier() error {
 	}
 	e.front.asBits()
 	wk := e.wks[0]
-	wk.bytes = u64Bytes(wk.bytes[:0], e.front.bits)
-	return verbs.WriteBulk(wk.ep, e.st.bits[e.me], wk.bytes)
+	return verbs.WriteBulk(wk.ep, e.st.bits[e.me], update.WordBytes(e.front.bits, &wk.bytes))
 }
 
 // readFrontiers reads the other chunks' frontier bitmaps into e.remote (a
@@ -466,12 +464,4 @@ func orBits(dst []uint64, lo uint32, src []byte, n uint32) {
 			dst[at/64+1] |= w >> (64 - s)
 		}
 	}
-}
-
-// u64Bytes appends words as DM stores them.
-func u64Bytes(b []byte, w []uint64) []byte {
-	for _, x := range w {
-		b = binary.LittleEndian.AppendUint64(b, x)
-	}
-	return b
 }

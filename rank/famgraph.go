@@ -5,6 +5,7 @@ import (
 
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/balance"
+	"github.com/dmg-hpc/dmg/update"
 	"github.com/dmg-hpc/dmg/verbs"
 )
 
@@ -106,8 +107,7 @@ func (famMode) exchange(e *engine) error {
 			continue
 		}
 		part := e.allAcc[b[k]:b[k+1]]
-		e.io.buf = wordsToBytes(e.io.buf[:0], part)
-		if err := verbs.WriteBulk(e.wks[0].ep, e.st.fam.slot(k, e.me), e.io.buf); err != nil {
+		if err := verbs.WriteBulk(e.wks[0].ep, e.st.fam.slot(k, e.me), update.WordBytes(part, &e.io.buf)); err != nil {
 			return err
 		}
 		for i := range part {
@@ -123,15 +123,13 @@ func (famMode) collect(e *engine, wk *worker, lo, hi uint32) error {
 	k := e.me
 	n := hi - lo
 	wk.sVal = grow(wk.sVal, int(n))
-	wk.bytes = grow(wk.bytes, int(8*n))
 	for s := range e.w.Roles.CN {
 		if s == k {
 			continue
 		}
-		if err := verbs.ReadBulk(wk.ep, wk.bytes, e.st.fam.slot(k, s).Add(8*uint64(lo-e.lo))); err != nil {
+		if err := readWords(wk.ep, wk.sVal, e.st.fam.slot(k, s).Add(8*uint64(lo-e.lo)), &wk.bytes); err != nil {
 			return err
 		}
-		bytesToWords(wk.sVal, wk.bytes)
 		e.op.FoldWords(e.acc[lo-e.lo:hi-e.lo], wk.sVal)
 	}
 	return nil

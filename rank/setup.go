@@ -78,22 +78,25 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 	return e.mode.setup(e)
 }
 
+// newReader is a read merger over ep as configured: merging across the
+// fabric's gap, or nothing at all (--no-merge: every read its own READ).
+func (e *engine) newReader(ep verbs.Endpoint) (*verbs.ReadMerger, error) {
+	if e.cfg.NoMerge {
+		return verbs.NewReadMerger(ep, e.net, 0, 1)
+	}
+	return verbs.NewReadMerger(ep, e.net, e.cfg.MergeGap, 4<<20)
+}
+
 // makeWorkers makes the gang: one worker per endpoint, with its reader,
 // fetch path and update coordinator, and the lanes of the apply.
 func (e *engine) makeWorkers(eps []verbs.Endpoint) error {
 	e.wks = make([]*worker, len(eps))
 	for i, ep := range eps {
 		wk := &worker{e: e, id: i, ep: ep}
-		if e.cfg.NoMerge {
-			wk.rd = plainReader{ep}
-		} else {
-			m, err := verbs.NewReadMerger(ep, e.net, e.cfg.MergeGap, 4<<20)
-			if err != nil {
-				return err
-			}
-			wk.rd = m
-		}
 		var err error
+		if wk.rd, err = e.newReader(ep); err != nil {
+			return err
+		}
 		dcfg := update.DirectConfig{PerOp: e.mode.perOpDirect(), Log: e.mode.logDirect(),
 			Prune: e.spec.Monotone && e.mode.logDirect(), Reader: wk.rd}
 		if dcfg.Prune {
@@ -102,6 +105,9 @@ func (e *engine) makeWorkers(eps []verbs.Endpoint) error {
 			// (a flush of 4,096 spread over a chunk reads about all of its
 			// value array; of 65,536, a sixteenth as often).
 			dcfg.Pending = 1 << 16
+			if !e.cfg.NoMerge {
+				dcfg.Gap = e.cfg.MergeGap
+			}
 		}
 		if wk.direct, err = update.NewDirect(ep, e.op, e.st, e.st.mb, dcfg, &wk.stats); err != nil {
 			return err

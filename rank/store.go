@@ -164,45 +164,43 @@ type wordIO struct {
 // large WRITEs and flushes.
 func (io *wordIO) write(s *Store, ep verbs.Endpoint, a int, lo uint32, vals []uint64) error {
 	return s.chunkSpans(lo, lo+uint32(len(vals)), func(x, y uint32) error {
-		io.buf = wordsToBytes(io.buf[:0], vals[x-lo:y-lo])
-		return verbs.WriteBulk(ep, s.Out.AttrAddr(a, x), io.buf)
+		return verbs.WriteBulk(ep, s.Out.AttrAddr(a, x), update.WordBytes(vals[x-lo:y-lo], &io.buf))
 	})
 }
 
 // read reads attribute array a for vertices [lo, lo+len(vals)).
 func (io *wordIO) read(s *Store, ep verbs.Endpoint, a int, lo uint32, vals []uint64) error {
 	return s.chunkSpans(lo, lo+uint32(len(vals)), func(x, y uint32) error {
-		io.buf = grow(io.buf, int(8*(y-x)))
-		if err := verbs.ReadBulk(ep, io.buf, s.Out.AttrAddr(a, x)); err != nil {
-			return err
-		}
-		bytesToWords(vals[x-lo:y-lo], io.buf)
-		return nil
+		return readWords(ep, vals[x-lo:y-lo], s.Out.AttrAddr(a, x), &io.buf)
 	})
 }
 
 // fill writes the word v over attribute array a for vertices [lo, hi).
 func (io *wordIO) fill(s *Store, ep verbs.Endpoint, a int, lo, hi uint32, v uint64) error {
 	return s.chunkSpans(lo, hi, func(x, y uint32) error {
-		io.buf = io.buf[:0]
-		for range y - x {
-			io.buf = binary.LittleEndian.AppendUint64(io.buf, v)
+		io.buf = grow(io.buf, 8*int(y-x))
+		for i := range y - x {
+			binary.LittleEndian.PutUint64(io.buf[8*i:], v)
 		}
 		return verbs.WriteBulk(ep, s.Out.AttrAddr(a, x), io.buf)
 	})
 }
 
-func wordsToBytes(b []byte, w []uint64) []byte {
-	for _, x := range w {
-		b = binary.LittleEndian.AppendUint64(b, x)
+// readWords reads len(w) words at src into w: straight into w's memory
+// where DM's byte order is the machine's, else through *scratch.
+func readWords(ep verbs.Endpoint, w []uint64, src verbs.Addr, scratch *[]byte) error {
+	if v := update.WordsView(w); v != nil || len(w) == 0 {
+		return verbs.ReadBulk(ep, v, src)
 	}
-	return b
-}
-
-func bytesToWords(w []uint64, b []byte) {
+	b := grow(*scratch, 8*len(w))
+	*scratch = b
+	if err := verbs.ReadBulk(ep, b, src); err != nil {
+		return err
+	}
 	for i := range w {
 		w[i] = binary.LittleEndian.Uint64(b[8*i:])
 	}
+	return nil
 }
 
 func grow[T any](b []T, n int) []T {

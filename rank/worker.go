@@ -38,22 +38,9 @@ type worker struct {
 	busy              time.Duration
 }
 
-// reader queues READs and completes them at Flush: a verbs.ReadMerger, or
-// plainReader for --no-merge.
-type reader interface {
-	Read(dst []byte, src verbs.Addr) error
-	Flush() error
-	// Separate keeps the reads queued so far from merging with later ones
-	// (verbs.ReadMerger.Separate).
-	Separate()
-}
-
-// plainReader posts every READ as it is (no merging of neighbours).
-type plainReader struct{ ep verbs.Endpoint }
-
-func (r plainReader) Read(dst []byte, src verbs.Addr) error { return r.ep.Read(dst, src) }
-func (r plainReader) Flush() error                          { return r.ep.Flush() }
-func (r plainReader) Separate()                             {}
+// reader queues READs and completes them at Flush: a verbs.ReadMerger
+// (one that merges nothing for --no-merge).
+type reader = *verbs.ReadMerger
 
 // fetcher is a worker's fetch path (dmg.go, naive.go, famgraph.go): it
 // reads what the iteration needs of the adjacency of a task's vertices and

@@ -61,6 +61,11 @@ type DirectConfig struct {
 	// kernels (algo.Spec.Monotone), where the others change nothing.
 	Prune  bool
 	Reader Reader
+	// Gap is the Reader's merge gap in bytes (0: it does not merge). Where
+	// a chunk's pending destinations lie closer together on average, Prune
+	// reads the range between the lowest and the highest in one READ:
+	// what merging their reads would read anyway, without sorting them.
+	Gap int
 }
 
 // Direct applies candidates to the destinations' inbox words on the MNs
@@ -82,7 +87,19 @@ type Direct struct {
 	logs  [][]byte // per chunk: entries to append to its touched log
 	prev  []uint64
 	vals  []byte // Prune: the destinations' values
+	spans []valSpan
 }
+
+// valSpan is what Prune reads of one chunk's values: the range [lo, hi] of
+// its n pending destinations, whole (at off in vals) or one by one.
+type valSpan struct {
+	lo, hi, n uint32
+	whole     bool
+	off       int
+}
+
+// maxPruneSpan bounds a range Prune reads whole (16 MiB of values).
+const maxPruneSpan = 1 << 21
 
 type pending struct {
 	v               uint32
@@ -207,12 +224,44 @@ func (d *Direct) Flush() error {
 }
 
 // prune drops the queued candidates that are not below their
-// destination's current value.
+// destination's current value. It reads the values chunk by chunk (the
+// chunk's values are one array on one MN): the whole range between its
+// lowest and highest pending destination when they are dense enough
+// (DirectConfig.Gap), else one read per destination.
 func (d *Direct) prune() error {
-	d.vals = grow(d.vals, 8*len(d.pend))
+	sp := d.spans[:0]
+	for _, pd := range d.pend {
+		k := d.tg.ChunkOf(pd.v)
+		for len(sp) <= k {
+			sp = append(sp, valSpan{lo: ^uint32(0)})
+		}
+		r := &sp[k]
+		r.lo, r.hi, r.n = min(r.lo, pd.v), max(r.hi, pd.v), r.n+1
+	}
+	d.spans = sp
+	single := 8 * len(d.pend) // one slot per destination, at the start
+	off := single
+	for k := range sp {
+		r := &sp[k]
+		span := uint64(r.hi-r.lo) + 1
+		if r.n > 0 && span <= maxPruneSpan && 8*span <= uint64(r.n)*uint64(d.cfg.Gap) {
+			r.whole, r.off = true, off
+			off += int(8 * span)
+		}
+	}
+	d.vals = grow(d.vals, off)
+	for k := range sp {
+		if r := &sp[k]; r.whole {
+			if err := d.cfg.Reader.Read(d.vals[r.off:r.off+8*int(r.hi-r.lo+1)], d.tg.ValueAddr(r.lo)); err != nil {
+				return err
+			}
+		}
+	}
 	for i, pd := range d.pend {
-		if err := d.cfg.Reader.Read(d.vals[8*i:8*i+8], d.tg.ValueAddr(pd.v)); err != nil {
-			return err
+		if !sp[d.tg.ChunkOf(pd.v)].whole {
+			if err := d.cfg.Reader.Read(d.vals[8*i:8*i+8], d.tg.ValueAddr(pd.v)); err != nil {
+				return err
+			}
 		}
 	}
 	if err := d.cfg.Reader.Flush(); err != nil {
@@ -220,12 +269,19 @@ func (d *Direct) prune() error {
 	}
 	d.keep = d.keep[:0]
 	for i, pd := range d.pend {
-		if d.op.Better(pd.cand, binary.LittleEndian.Uint64(d.vals[8*i:])) {
+		at := 8 * i
+		if r := &sp[d.tg.ChunkOf(pd.v)]; r.whole {
+			at = r.off + 8*int(pd.v-r.lo)
+		}
+		if d.op.Better(pd.cand, binary.LittleEndian.Uint64(d.vals[at:])) {
 			d.keep = append(d.keep, pd)
 		} else {
 			d.stats.Pruned++
 			d.stats.Direct--
 		}
+	}
+	for k := range sp {
+		sp[k] = valSpan{lo: ^uint32(0)}
 	}
 	d.pend, d.keep = d.keep, d.pend
 	return nil

@@ -47,7 +47,7 @@ func grow(b []byte, n int) []byte {
 	return b[:n]
 }
 
-// u32Bytes and u64Bytes are words as DM stores them (little-endian): a
+// u32Bytes is words as DM stores them (little-endian): a
 // view of the words themselves on little-endian machines, else encoded
 // into scratch.
 func u32Bytes(w []uint32, scratch *[]byte) []byte {
@@ -65,12 +65,11 @@ func u32Bytes(w []uint32, scratch *[]byte) []byte {
 	return b
 }
 
-func u64Bytes(w []uint64, scratch *[]byte) []byte {
-	if len(w) == 0 {
-		return nil
-	}
-	if littleEndian {
-		return unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), 8*len(w))
+// WordBytes is w as DM stores words (little-endian): a view of w itself
+// on little-endian machines, else w encoded into *scratch.
+func WordBytes(w []uint64, scratch *[]byte) []byte {
+	if v := WordsView(w); v != nil || len(w) == 0 {
+		return v
 	}
 	b := (*scratch)[:0]
 	for _, x := range w {
@@ -78,6 +77,16 @@ func u64Bytes(w []uint64, scratch *[]byte) []byte {
 	}
 	*scratch = b
 	return b
+}
+
+// WordsView is w's own memory as bytes when that is how DM stores the
+// words (little-endian machines), so a READ can land in w itself; nil
+// otherwise, or when w is empty.
+func WordsView(w []uint64) []byte {
+	if !littleEndian || len(w) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), 8*len(w))
 }
 
 // Pairs views a ValRD block's pairs (b the whole block, n its count) as

@@ -192,7 +192,7 @@ func (s *Sender) sendVal(k int, close bool) error {
 		if err := s.write(Records(box, dOff), u32Bytes(dst[:m], &s.enc)); err != nil {
 			return err
 		}
-		if err := s.write(Records(box, vOff), u64Bytes(val[:m], &s.enc)); err != nil {
+		if err := s.write(Records(box, vOff), WordBytes(val[:m], &s.enc)); err != nil {
 			return err
 		}
 		s.stats.ValRD += m

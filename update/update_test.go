@@ -330,10 +330,15 @@ func TestRefRDPullWhileSending(t *testing.T) {
 // Direct updates with touched logs: several updaters race on overlapping
 // destinations with minima; every destination touched appears in the log
 // exactly once, and its inbox word holds the smallest candidate sent to it.
-// With pruning, candidates not below the current value are not sent.
+// With pruning, candidates not below the current value are not sent,
+// whether the values are read one by one or as a chunk's range (gap).
 func TestDirectLogsFirstTouch(t *testing.T) {
 	const n, updaters = 200, 4
-	for _, prune := range []bool{false, true} {
+	for _, tc := range []struct {
+		prune bool
+		gap   int
+	}{{false, 0}, {true, 0}, {true, 8}, {true, 1 << 20}} {
+		prune := tc.prune
 		r := newRig(n, 0, 20, update.RefRec, 1)
 		want := make([]uint64, n)
 		for i := range want {
@@ -381,7 +386,7 @@ func TestDirectLogsFirstTouch(t *testing.T) {
 				}
 				wg.Go(func() {
 					var st update.Stats
-					d, err := update.NewDirect(ep, minOp, r, r.mb, update.DirectConfig{Log: true, Prune: prune, Pending: 37}, &st)
+					d, err := update.NewDirect(ep, minOp, r, r.mb, update.DirectConfig{Log: true, Prune: prune, Pending: 37, Gap: tc.gap}, &st)
 					if err == nil {
 						if err = d.AddSegment(dst, nil, 0, cands); err == nil {
 							err = d.Flush()

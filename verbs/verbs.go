@@ -72,9 +72,12 @@ type Atomics interface {
 // BufferAllocator is an optional ability of an Endpoint: buffers that the
 // backend can use for Read and Write without staging copies (registered
 // memory on the fabric backend). They are ordinary []byte to the caller and
-// stay valid until the Endpoint is closed.
+// stay valid until FreeBuffer or until the Endpoint is closed. A Write
+// from such a buffer reads it at Flush, not when it is queued: the caller
+// must leave it alone until then, as a Read's dst.
 type BufferAllocator interface {
 	AllocBuffer(n int) ([]byte, error)
+	FreeBuffer(b []byte) error
 }
 
 // Network is one rank's handle on the job's data path, opened collectively

@@ -45,6 +45,13 @@ struct dmg_mn {
 	int blocking; // CQ has a wait object: progress sleeps in fi_cq_sread
 };
 
+typedef struct {
+	char *p;
+	uint64_t len;
+	struct fid_mr *mr;
+	void *desc;
+} dmg_buf;
+
 struct dmg_ep {
 	dmg_fab *f;
 	struct fid_ep *ep;
@@ -61,6 +68,8 @@ struct dmg_ep {
 	uint8_t *done;
 	int nops;
 	int posted, completed; // in the current batch
+	dmg_buf *bufs;         // registered buffers; a free slot has p == NULL
+	int nbufs;
 };
 
 static void seterr(char *err, size_t errlen, const char *what, int ret) {
@@ -268,9 +277,9 @@ int dmg_mn_progress(dmg_mn *m) {
 		int64_t dt = now_ns() - t0;
 		if (n > 0 || dt > 1500) { idle = 0; continue; }
 		idle++;
-		if (idle < 64) continue;
-		if (idle < 256) { sched_yield(); continue; }
-		long ns = 1000L << ((idle - 256) / 64 > 6 ? 6 : (idle - 256) / 64);
+		if (idle < 8) continue;
+		if (idle < 32) { sched_yield(); continue; }
+		long ns = 1000L << ((idle - 32) / 8 > 6 ? 6 : (idle - 32) / 8);
 		nap(ns > 50000 ? 50000 : ns);
 	}
 	return 0;
@@ -353,6 +362,36 @@ int dmg_ep_reserve(dmg_ep *e, uint64_t n, int nops, uint64_t newkey, char *err, 
 	return 0;
 }
 
+int dmg_ep_buf_alloc(dmg_ep *e, uint64_t len, uint64_t key, void **out, int *id, char *err, size_t errlen) {
+	int slot = 0;
+	while (slot < e->nbufs && e->bufs[slot].p) slot++;
+	if (slot == e->nbufs) {
+		if (slot >= 65535) { snprintf(err, errlen, "too many registered buffers"); return -FI_ENOMEM; }
+		dmg_buf *b = realloc(e->bufs, (slot + 1) * sizeof *b);
+		if (!b) return -FI_ENOMEM;
+		e->bufs = b;
+		e->bufs[slot].p = NULL;
+		e->nbufs = slot + 1;
+	}
+	char *p = NULL;
+	if (posix_memalign((void **)&p, 4096, len ? len : 1)) return -FI_ENOMEM;
+	struct fid_mr *mr = NULL;
+	int ret = reg(e->f, e->ep, p, len ? len : 1, FI_READ | FI_WRITE, key, &mr, err, errlen);
+	if (ret) { if (mr) fi_close(&mr->fid); free(p); return ret; }
+	e->bufs[slot] = (dmg_buf){p, len, mr, fi_mr_desc(mr)};
+	*out = p;
+	*id = slot + 1;
+	return 0;
+}
+
+void dmg_ep_buf_free(dmg_ep *e, int id) {
+	if (id < 1 || id > e->nbufs || !e->bufs[id - 1].p) return;
+	dmg_buf *b = &e->bufs[id - 1];
+	fi_close(&b->mr->fid);
+	free(b->p);
+	b->p = NULL;
+}
+
 void *dmg_ep_stage(dmg_ep *e) { return e->stage; }
 uint64_t dmg_ep_stagelen(dmg_ep *e) { return e->stagelen; }
 int dmg_ep_nops(dmg_ep *e) { return e->nops; }
@@ -364,10 +403,15 @@ static ssize_t post(dmg_ep *e, int i) {
 	uint64_t flags = FI_COMPLETION | (o->more ? FI_MORE : 0);
 	fi_addr_t dst = e->peers[o->peer];
 	void *desc = e->desc;
+	char *base = e->stage;
+	if (o->buf) {
+		base = e->bufs[o->buf - 1].p;
+		desc = e->bufs[o->buf - 1].desc;
+	}
 	switch (o->kind) {
 	case DMG_READ:
 	case DMG_WRITE: {
-		struct iovec iov = {e->stage + o->loff, o->len};
+		struct iovec iov = {base + o->loff, o->len};
 		struct fi_rma_iov rma = {o->raddr, o->len, o->key};
 		struct fi_msg_rma msg = {&iov, &desc, 1, dst, &rma, 1, ctx, 0};
 		if (o->kind == DMG_READ) return fi_readmsg(e->ep, &msg, flags);
@@ -499,6 +543,8 @@ void dmg_ep_close(dmg_ep *e) {
 	if (!e) return;
 	if (e->ep) fi_close(&e->ep->fid);
 	if (e->mr) fi_close(&e->mr->fid);
+	for (int i = 1; i <= e->nbufs; i++) dmg_ep_buf_free(e, i);
+	free(e->bufs);
 	if (e->av) fi_close(&e->av->fid);
 	if (e->cq) fi_close(&e->cq->fid);
 	free(e->peers);

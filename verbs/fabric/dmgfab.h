@@ -12,11 +12,12 @@ enum { DMG_ENODATA = FI_ENODATA, DMG_ETIMEDOUT = FI_ETIMEDOUT };
 
 enum { DMG_READ = 0, DMG_WRITE = 1, DMG_CAS = 2, DMG_FAA = 3 };
 
-// One queued operation. Offsets are into the endpoint's staging buffer.
+// One queued operation. Offsets are into the endpoint's staging buffer, or
+// into registered buffer buf (1-based; 0 is the staging buffer).
 typedef struct {
 	uint8_t kind;
 	uint8_t more;     // post with FI_MORE
-	uint16_t pad;
+	uint16_t buf;
 	uint32_t peer;    // index into the endpoint's fi_addr table (= MN id)
 	uint64_t raddr;   // remote address as the provider expects it
 	uint64_t key;     // remote MR key
@@ -62,6 +63,11 @@ int dmg_ep_reserve(dmg_ep *e, uint64_t n, int nops, uint64_t newkey, char *err, 
 void *dmg_ep_stage(dmg_ep *e);
 uint64_t dmg_ep_stagelen(dmg_ep *e);
 int dmg_ep_nops(dmg_ep *e);
+// Registered buffers of an endpoint: reads land in them, and writes leave
+// from them, without a staging copy. Alloc returns the buffer and its id
+// (≥ 1, for dmg_op.buf); free releases it (no operation may use it).
+int dmg_ep_buf_alloc(dmg_ep *e, uint64_t len, uint64_t key, void **out, int *id, char *err, size_t errlen);
+void dmg_ep_buf_free(dmg_ep *e, int id);
 dmg_op *dmg_ep_ops(dmg_ep *e);
 // Posts ops[0:n] and waits for every completion, at most timeout_ns.
 // Returns 0, or a negative fi_errno with *bad = index of the failing (or

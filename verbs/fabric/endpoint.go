@@ -24,9 +24,16 @@ type qop struct {
 	n     uint64
 	ooff  uint64
 	coff  uint64
-	dst   []byte  // read destination
+	dst   []byte  // read destination (nil: the data lands in place)
 	prev  *uint64 // atomic result
 	first bool    // first piece of a split read (for counting)
+	buf   uint16  // registered buffer loff is in (0: staging)
+}
+
+// regBuf is a registered buffer (AllocBuffer).
+type regBuf struct {
+	b  []byte
+	id uint16
 }
 
 type endpoint struct {
@@ -41,14 +48,63 @@ type endpoint struct {
 	batch []verbs.Counters
 	dead  error // set after a failed flush left ops outstanding
 	perOp bool  // post with one cgo call per operation (benchmarks)
+	bufs  []regBuf
 }
 
 var (
-	_ verbs.Endpoint     = (*endpoint)(nil)
-	_ verbs.Atomics      = (*endpoint)(nil)
-	_ verbs.CountersInto = (*endpoint)(nil)
-	_ verbs.PostMode     = (*endpoint)(nil)
+	_ verbs.Endpoint        = (*endpoint)(nil)
+	_ verbs.Atomics         = (*endpoint)(nil)
+	_ verbs.CountersInto    = (*endpoint)(nil)
+	_ verbs.PostMode        = (*endpoint)(nil)
+	_ verbs.BufferAllocator = (*endpoint)(nil)
 )
+
+// AllocBuffer is verbs.BufferAllocator: C memory registered with the
+// endpoint, which reads fill and writes send without a staging copy.
+func (e *endpoint) AllocBuffer(n int) ([]byte, error) {
+	if err := e.usable(); err != nil {
+		return nil, err
+	}
+	if n <= 0 {
+		return nil, errors.Errorf("verbs: a registered buffer of %d bytes; expected a positive size", n)
+	}
+	var p unsafe.Pointer
+	var id C.int
+	var errbuf [errBufLen]byte
+	if ret := C.dmg_ep_buf_alloc(e.ep, C.uint64_t(n), C.uint64_t(e.net.keys.Add(1)), &p, &id,
+		(*C.char)(unsafe.Pointer(&errbuf[0])), errBufLen); ret != 0 {
+		return nil, errors.Errorf("verbs: registering a buffer of %d bytes: %s", n, cstr(errbuf[:]))
+	}
+	b := unsafe.Slice((*byte)(p), n)
+	e.bufs = append(e.bufs, regBuf{b: b, id: uint16(id)})
+	return b, nil
+}
+
+// FreeBuffer is verbs.BufferAllocator.
+func (e *endpoint) FreeBuffer(b []byte) error {
+	for i, r := range e.bufs {
+		if len(b) > 0 && &r.b[0] == &b[0] {
+			if e.ep != nil {
+				C.dmg_ep_buf_free(e.ep, C.int(r.id))
+			}
+			e.bufs = append(e.bufs[:i], e.bufs[i+1:]...)
+			return nil
+		}
+	}
+	return errors.New("verbs: FreeBuffer of a buffer this endpoint did not allocate")
+}
+
+// inBuf finds the registered buffer that holds p, and p's offset in it.
+func (e *endpoint) inBuf(p []byte) (uint16, uint64, bool) {
+	a := uintptr(unsafe.Pointer(unsafe.SliceData(p)))
+	for _, r := range e.bufs {
+		base := uintptr(unsafe.Pointer(&r.b[0]))
+		if a >= base && a+uintptr(len(p)) <= base+uintptr(len(r.b)) {
+			return r.id, uint64(a - base), true
+		}
+	}
+	return 0, 0, false
+}
 
 // SetPostPerOp makes Flush post each operation with its own cgo call (and
 // FI_MORE as usual) instead of the whole batch in one call; for measuring
@@ -100,20 +156,24 @@ func (e *endpoint) Read(dst []byte, src verbs.Addr) error {
 	if len(dst) == 0 {
 		return nil
 	}
+	if id, off, ok := e.inBuf(dst); ok {
+		e.split(C.DMG_READ, src, id, off, uint64(len(dst)), nil)
+		return nil
+	}
 	loff, err := e.alloc(uint64(len(dst)))
 	if err != nil {
 		return err
 	}
-	e.split(C.DMG_READ, src, loff, uint64(len(dst)), dst)
+	e.split(C.DMG_READ, src, 0, loff, uint64(len(dst)), dst)
 	return nil
 }
 
 // split queues a read or write as pieces of at most maxMsg bytes.
-func (e *endpoint) split(kind uint8, a verbs.Addr, loff, n uint64, dst []byte) {
+func (e *endpoint) split(kind uint8, a verbs.Addr, buf uint16, loff, n uint64, dst []byte) {
 	first := true
 	for done := uint64(0); done < n; {
 		piece := min(n-done, e.net.maxMsg)
-		o := qop{kind: kind, mn: uint32(a.MN()), off: a.Offset() + done, loff: loff + done, n: piece, first: first}
+		o := qop{kind: kind, mn: uint32(a.MN()), off: a.Offset() + done, loff: loff + done, n: piece, first: first, buf: buf}
 		if first {
 			o.dst = dst
 		}
@@ -133,12 +193,16 @@ func (e *endpoint) Write(dst verbs.Addr, src []byte) error {
 	if len(src) == 0 {
 		return nil
 	}
+	if id, off, ok := e.inBuf(src); ok {
+		e.split(C.DMG_WRITE, dst, id, off, uint64(len(src)), nil)
+		return nil
+	}
 	loff, err := e.alloc(uint64(len(src)))
 	if err != nil {
 		return err
 	}
 	copy(e.stage[loff:], src)
-	e.split(C.DMG_WRITE, dst, loff, uint64(len(src)), nil)
+	e.split(C.DMG_WRITE, dst, 0, loff, uint64(len(src)), nil)
 	return nil
 }
 
@@ -222,6 +286,7 @@ func (e *endpoint) Flush() error {
 		r := e.net.remote[o.mn]
 		c := &ops[k]
 		c.kind = C.uint8_t(o.kind)
+		c.buf = C.uint16_t(o.buf)
 		c.more = 1
 		if k+1 == nq || e.q[e.order[k+1]].mn != o.mn {
 			c.more = 0 // last of this MN's doorbell
@@ -283,7 +348,7 @@ func (e *endpoint) Flush() error {
 	for i := range e.q {
 		o := &e.q[i]
 		switch {
-		case o.kind == C.DMG_READ && o.first:
+		case o.kind == C.DMG_READ && o.first && o.dst != nil:
 			copy(o.dst, e.stage[o.loff:])
 		case o.kind == C.DMG_CAS || o.kind == C.DMG_FAA:
 			if o.prev != nil {
@@ -330,6 +395,7 @@ func (e *endpoint) release() {
 		}
 		e.ep = nil
 		e.stage = nil
+		e.bufs = nil
 		e.reset()
 	}
 }
