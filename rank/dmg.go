@@ -105,12 +105,17 @@ func (dmgMode) collect(e *engine, wk *worker, lo, hi uint32) error {
 // active vertices, in-entries of pulling ones on directed graphs), then one
 // merged READ of the list segments it fetches (RefRD segments are not
 // fetched; in-place entries have their edges already): two dependent round
-// trips per task, each one doorbell batch per MN. Both are read as views
-// (verbs.ReadMerger.ReadView) of its own merger's buffer, where the READs
-// land: entries and lists are decoded where they arrived, not copied.
+// trips per task, each one doorbell batch per MN.
+//
+// Entries and lists are decoded where the READs land: views of its own
+// merger's buffer (verbs.ReadMerger.ReadView), never copied. The ranges a
+// task needs come in address order, so the fetcher gathers them itself,
+// joining each range to the previous one across at most the merge gap,
+// and queues one view per gathered run, not one per entry or segment.
 type dmgFetcher struct {
 	wk       *worker
 	rd       *verbs.ReadMerger // its own: views live until its next Flush
+	gap      int64             // gather across at most this (-1: nothing)
 	out, in  *csr.Layout
 	rec      int
 	weighted bool
@@ -119,20 +124,31 @@ type dmgFetcher struct {
 	dst      []uint32
 	w        []float32
 	a        adj
+	run      gatherRun
+	hs       []int // the merger's handle of each gathered run
+	join     []byte
 }
 
 // side is the buffers of one adjacency (out or in) for a task.
 type side struct {
 	l    *csr.Layout
-	ent  []int // view of the vertex's index entry, -1 none
+	ent  []part // the vertex's index entry (p < 0: not read)
 	dec  []csr.Entry
-	list []listViews
-	join []byte // lists that arrived in several views, joined
+	list []listParts // the vertex's fetched list: parts[first:first+n]
+	rg   []part
 }
 
-// listViews are the views [first, first+n) that hold a vertex's fetched
-// list bytes, in order.
-type listViews struct{ first, n int }
+// part is n bytes at off in gathered run p.
+type part struct{ p, off, n int }
+
+// listParts is a vertex's parts, [first, first+n) of side.rg.
+type listParts struct{ first, n int }
+
+// gatherRun is the run being gathered: [start, end) on one MN.
+type gatherRun struct {
+	start, end verbs.Addr
+	open       bool
+}
 
 func newDMGFetcher(wk *worker) (*dmgFetcher, error) {
 	st, e := wk.e.st, wk.e
@@ -140,9 +156,49 @@ func newDMGFetcher(wk *worker) (*dmgFetcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &dmgFetcher{wk: wk, rd: rd, out: st.Out, in: st.In, rec: st.Out.Codec.RecordBytes(), weighted: st.Out.Weighted}
+	f := &dmgFetcher{wk: wk, rd: rd, gap: int64(e.cfg.MergeGap), out: st.Out, in: st.In, rec: st.Out.Codec.RecordBytes(), weighted: st.Out.Weighted}
+	if e.cfg.NoMerge {
+		f.gap = -1
+	}
 	f.sides[0].l, f.sides[1].l = st.Out, st.In
 	return f, nil
+}
+
+// gather adds n bytes at src to the run being gathered, or queues that run
+// and starts another, and returns where the bytes will be.
+func (f *dmgFetcher) gather(src verbs.Addr, n uint64) (part, error) {
+	r := &f.run
+	if !r.open || src < r.end || src.MN() != r.end.MN() || int64(src-r.end) > f.gap || uint64(src-r.start)+n > maxGather {
+		if err := f.issue(); err != nil {
+			return part{}, err
+		}
+		r.start, r.open = src, true
+	}
+	r.end = src.Add(n)
+	return part{p: len(f.hs), off: int(src - r.start), n: int(n)}, nil
+}
+
+// maxGather bounds a gathered run (as the merger bounds a merged READ).
+const maxGather = 4 << 20
+
+// issue queues the run being gathered as one view.
+func (f *dmgFetcher) issue() error {
+	r := &f.run
+	if !r.open {
+		return nil
+	}
+	r.open = false
+	h, err := f.rd.ReadView(r.start, int(r.end-r.start))
+	if err != nil {
+		return err
+	}
+	f.hs = append(f.hs, h)
+	return nil
+}
+
+// bytes is a part's data, after the Flush that read it.
+func (f *dmgFetcher) bytes(p part) []byte {
+	return f.rd.View(f.hs[p.p])[p.off : p.off+p.n]
 }
 
 func (f *dmgFetcher) fetch(t balance.Task) error {
@@ -150,6 +206,7 @@ func (f *dmgFetcher) fetch(t balance.Task) error {
 	sp := e.span(t)
 	n := sp.n
 	f.need = grow(f.need, n)
+	f.hs = f.hs[:0]
 	for s := range f.sides {
 		if f.sides[s].l != nil {
 			f.sides[s].prepare(n)
@@ -167,17 +224,24 @@ func (f *dmgFetcher) fetch(t balance.Task) error {
 		if sd.l == nil {
 			continue
 		}
-		size := sd.l.Codec.Size
+		size := uint64(sd.l.Codec.Size)
 		for i := range n {
-			sd.ent[i] = -1
+			sd.ent[i] = part{p: -1}
 			if nd := f.need[i]; nd == 0 || !f.wants(s, nd) {
 				continue
 			}
-			h, err := rd.ReadView(sd.l.EntryAddr(sp.at(i)), size)
-			if err != nil {
+			v := sp.at(i)
+			if err := e.net.Check(sd.l.EntryAddr(v), int(size)); err != nil {
+				return errors.Wrapf(err, "rank: index entry of vertex %d", v)
+			}
+			var err error
+			if sd.ent[i], err = f.gather(sd.l.EntryAddr(v), size); err != nil {
 				return err
 			}
-			sd.ent[i], any = h, true
+			any = true
+		}
+		if err := f.issue(); err != nil {
+			return err
 		}
 		rd.Separate()
 	}
@@ -191,29 +255,35 @@ func (f *dmgFetcher) fetch(t balance.Task) error {
 	if !t.Whole() {
 		from, to = uint32(t.EdgeLo), uint32(t.EdgeHi)
 	}
-	// Decode the entries and queue the list reads.
+	// Decode the entries and gather the list reads.
 	for s := range f.sides {
 		sd := &f.sides[s]
 		if sd.l == nil {
 			continue
 		}
+		sd.rg = sd.rg[:0]
 		for i := range n {
-			sd.list[i] = listViews{}
-			if sd.ent[i] < 0 {
+			sd.list[i] = listParts{}
+			if sd.ent[i].p < 0 {
 				continue
 			}
 			v := sp.at(i)
 			ent := &sd.dec[i]
-			if err := sd.l.Codec.Decode(rd.View(sd.ent[i]), ent); err != nil {
+			if err := sd.l.Codec.Decode(f.bytes(sd.ent[i]), ent); err != nil {
 				return errors.Wrapf(err, "rank: index entry of vertex %d", v)
 			}
 			if s == 0 && !e.foreign(v) && ent.Degree != e.deg[v-e.lo] {
 				return errors.Errorf("rank: vertex %d has an index entry of degree %d, expected %d (corrupt store)", v, ent.Degree, e.deg[v-e.lo])
 			}
 			f.setAdj(ent, v, s == 1, f.need[i], from, to)
-			if err := f.queueList(ent, &sd.list[i]); err != nil {
+			sd.list[i].first = len(sd.rg)
+			if err := f.queueList(ent, sd); err != nil {
 				return err
 			}
+			sd.list[i].n = len(sd.rg) - sd.list[i].first
+		}
+		if err := f.issue(); err != nil {
+			return err
 		}
 		rd.Separate()
 	}
@@ -223,12 +293,12 @@ func (f *dmgFetcher) fetch(t balance.Task) error {
 	for i := range n {
 		for s := range f.sides {
 			sd := &f.sides[s]
-			if sd.l == nil || sd.ent[i] < 0 {
+			if sd.l == nil || sd.ent[i].p < 0 {
 				continue
 			}
 			ent := &sd.dec[i]
 			f.setAdj(ent, sp.at(i), s == 1, f.need[i], from, to)
-			if err := f.deliver(sd.l, ent, sd.bytes(rd, sd.list[i])); err != nil {
+			if err := f.deliver(sd.l, ent, f.listBytes(sd, sd.list[i])); err != nil {
 				return err
 			}
 		}
@@ -236,20 +306,20 @@ func (f *dmgFetcher) fetch(t balance.Task) error {
 	return nil
 }
 
-// bytes is a vertex's fetched list bytes: its one view, or its views
+// listBytes is a vertex's fetched list bytes: its one part, or its parts
 // joined.
-func (sd *side) bytes(rd *verbs.ReadMerger, lv listViews) []byte {
+func (f *dmgFetcher) listBytes(sd *side, lv listParts) []byte {
 	switch lv.n {
 	case 0:
 		return nil
 	case 1:
-		return rd.View(lv.first)
+		return f.bytes(sd.rg[lv.first])
 	}
-	sd.join = sd.join[:0]
-	for h := lv.first; h < lv.first+lv.n; h++ {
-		sd.join = append(sd.join, rd.View(h)...)
+	f.join = f.join[:0]
+	for _, p := range sd.rg[lv.first : lv.first+lv.n] {
+		f.join = append(f.join, f.bytes(p)...)
 	}
-	return sd.join
+	return f.join
 }
 
 // wants says whether side s (0 out, 1 in) of a vertex with need nd is read.
@@ -339,23 +409,20 @@ func (f *dmgFetcher) fetchedSegs() iter.Seq2[uint32, uint32] {
 	}
 }
 
-// queueList queues, as views lv, the reads of the current vertex's list
-// that the iteration fetches: the segments fetchSeg chooses (out of
-// place), the table and the piece (overflow), nothing (in place).
-func (f *dmgFetcher) queueList(ent *csr.Entry, lv *listViews) error {
+// queueList gathers the reads of the current vertex's list that the
+// iteration fetches, as parts appended to sd.rg: the segments fetchSeg
+// chooses (out of place), the table and the piece (overflow), nothing (in
+// place).
+func (f *dmgFetcher) queueList(ent *csr.Entry, sd *side) error {
 	a := &f.a
-	rd := f.rd
 	rec := uint64(f.rec)
-	view := func(src verbs.Addr, n uint64) error {
-		h, err := rd.ReadView(src, int(n))
-		if err != nil {
+	add := func(src verbs.Addr, n uint64) error {
+		if err := f.wk.e.net.Check(src, int(n)); err != nil {
 			return errors.Wrapf(err, "rank: edge list of vertex %d", a.v)
 		}
-		if lv.n == 0 {
-			lv.first = h
-		}
-		lv.n++
-		return nil
+		p, err := f.gather(src, n)
+		sd.rg = append(sd.rg, p)
+		return err
 	}
 	switch ent.Kind {
 	case csr.InPlace:
@@ -366,15 +433,15 @@ func (f *dmgFetcher) queueList(ent *csr.Entry, lv *listViews) error {
 		}
 		t := uint64(ent.TableBytes)
 		if a.from == 0 { // the table and the piece are adjacent
-			return view(verbs.Addr(uint64(a.addr)-t), t+uint64(a.to)*rec)
+			return add(verbs.Addr(uint64(a.addr)-t), t+uint64(a.to)*rec)
 		}
-		if err := view(verbs.Addr(uint64(a.addr)-t), t); err != nil {
+		if err := add(verbs.Addr(uint64(a.addr)-t), t); err != nil {
 			return err
 		}
-		return view(a.addr.Add(uint64(a.from)*rec), uint64(a.to-a.from)*rec)
+		return add(a.addr.Add(uint64(a.from)*rec), uint64(a.to-a.from)*rec)
 	}
 	for lo, hi := range f.fetchedSegs() {
-		if err := view(a.addr.Add(uint64(lo)*rec), uint64(hi-lo)*rec); err != nil {
+		if err := add(a.addr.Add(uint64(lo)*rec), uint64(hi-lo)*rec); err != nil {
 			return err
 		}
 	}
