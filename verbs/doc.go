@@ -36,7 +36,9 @@
 // touched, one wait for all completions — one dependent round trip. On this
 // kind of hardware the number of operations and round trips is the cost, not
 // the bytes, so callers batch (Flush rarely) and merge (ReadMerger joins
-// reads of adjacent remote ranges into one operation).
+// reads of adjacent remote ranges into one operation, and hands out views
+// of its buffer, registered memory where the backend has it, so that the
+// caller decodes the data where the READ put it).
 //
 //	var entry [32]byte
 //	var old uint64

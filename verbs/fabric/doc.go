@@ -3,8 +3,10 @@
 // fabric and domain; an MN mmaps its pool, registers it and runs a progress
 // thread with adaptive back-off until Close; a CN creates one FI_EP_RDM
 // endpoint per worker, with its own completion queue, address vector and
-// registered staging buffer. Pool sizes, endpoint names and memory keys are
-// exchanged with spmd.Comm.AllGather.
+// registered staging buffer, and the registered buffers it hands out
+// (verbs.BufferAllocator: reads into them and writes from them skip the
+// staging copy). Pool sizes, endpoint names and memory keys are exchanged
+// with spmd.Comm.AllGather.
 //
 // A Flush copies nothing but the staging data and posts the whole batch in
 // one cgo call with the *msg variants (fi_readmsg, fi_writemsg,
