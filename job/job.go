@@ -249,6 +249,13 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	var eps []verbs.Endpoint
 	closed := false
 	defer func() {
+		if p := recover(); p != nil {
+			// A bug left this rank out of step with the others'
+			// collectives: closing the network (a barrier) would wait for
+			// them forever. The caller ends the job (MPI_Abort).
+			live.close()
+			panic(p)
+		}
 		live.close() // before the network it uses
 		for _, ep := range eps {
 			ep.Close()

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -356,7 +357,7 @@ func runJob(opts *Options, stdout, stderr io.Writer, fn body) int {
 // failGrace is how long a rank that did not print a failure lingers.
 const failGrace = 300 * time.Millisecond
 
-func rankMain(rt spmd.Runtime, roles spmd.Roles, opts *Options, stdout, stderr io.Writer, mu *sync.Mutex, start time.Time, cluster *memfab.Cluster, intr *interrupt, fn body) error {
+func rankMain(rt spmd.Runtime, roles spmd.Roles, opts *Options, stdout, stderr io.Writer, mu *sync.Mutex, start time.Time, cluster *memfab.Cluster, intr *interrupt, fn body) (rerr error) {
 	w, err := spmd.NewWorld(rt, roles)
 	if err != nil {
 		// A layout error is the same on every rank.
@@ -373,6 +374,16 @@ func rankMain(rt spmd.Runtime, roles spmd.Roles, opts *Options, stdout, stderr i
 			out = stderr
 		}
 	}
+	// A panic is a bug, and this rank is then out of step with the
+	// others' collectives: say so once, and end the whole job at once
+	// instead of waiting for peers that will never answer.
+	defer func() {
+		if p := recover(); p != nil {
+			printErr(stderr, mu, w.Rank(), errors.Errorf("internal error (a bug in dmg): %v; the job is aborted\n%s", p, debug.Stack()))
+			rt.Abort(ExitFailure)                                // MPI: the job ends here
+			rerr = &jobFailed{code: ExitFailure, rank: w.Rank()} // in-process: printed
+		}
+	}()
 	j := &Job{World: w, Opts: opts, Out: out, Err: stderr, json: js, errMu: mu, Start: start, cluster: cluster, intr: intr}
 	if err := j.gatherRanks(); err != nil {
 		return j.Agree(err)

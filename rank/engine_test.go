@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pkg/errors"
 
@@ -445,5 +446,43 @@ func TestEngineVariants(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// panicky is a kernel with a bug: it panics when it initialises the last
+// vertex, on the CN that owns it only.
+type panicky struct{ last uint32 }
+
+func (panicky) Spec() algo.Spec {
+	return algo.Spec{Reduce: algo.Sum, Identity: 0, Iterations: 1, AllActive: true}
+}
+func (p panicky) Init(v, _ uint32) (uint64, bool) {
+	if v == p.last {
+		panic("panicky: the last vertex")
+	}
+	return 0, true
+}
+func (panicky) Contribution(uint64, uint32) uint64             { return 1 }
+func (panicky) Update(acc, _ uint64, _ *algo.Iteration) uint64 { return acc }
+
+// A rank that panics (a bug) while the others wait in a collective ends
+// the job with an error: it does not close the network, whose barrier
+// would wait for ranks that are already past it, so its runtime aborts
+// the others.
+func TestPanickingRankEndsJob(t *testing.T) {
+	path := randomGraph(t, t.TempDir(), 3, 200, 800)
+	k := kernelCase{name: "panicky", prog: algo.Words[uint64](panicky{last: 199})}
+	done := make(chan error, 1)
+	go func() {
+		_, err := tryJob(spmd.Roles{CN: 2, MN: 1}, job.Config{Graph: path, Kernel: k.algorithm(t)})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "panicky: the last vertex") {
+			t.Fatalf("job = %v, want the panic as its error", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the job still waits 30 s after a rank panicked")
 	}
 }
