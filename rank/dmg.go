@@ -168,7 +168,7 @@ func newDMGFetcher(wk *worker) (*dmgFetcher, error) {
 // and starts another, and returns where the bytes will be.
 func (f *dmgFetcher) gather(src verbs.Addr, n uint64) (part, error) {
 	r := &f.run
-	if !r.open || src < r.end || src.MN() != r.end.MN() || int64(src-r.end) > f.gap || uint64(src-r.start)+n > maxGather {
+	if !r.open || src < r.end || src.MN() != r.end.MN() || int64(src-r.end) > f.gap || uint64(src-r.start)+n > maxMergedRead {
 		if err := f.issue(); err != nil {
 			return part{}, err
 		}
@@ -177,9 +177,6 @@ func (f *dmgFetcher) gather(src verbs.Addr, n uint64) (part, error) {
 	r.end = src.Add(n)
 	return part{p: len(f.hs), off: int(src - r.start), n: int(n)}, nil
 }
-
-// maxGather bounds a gathered run (as the merger bounds a merged READ).
-const maxGather = 4 << 20
 
 // issue queues the run being gathered as one view.
 func (f *dmgFetcher) issue() error {
@@ -231,11 +228,12 @@ func (f *dmgFetcher) fetch(t balance.Task) error {
 				continue
 			}
 			v := sp.at(i)
-			if err := e.net.Check(sd.l.EntryAddr(v), int(size)); err != nil {
+			at := sd.l.EntryAddr(v)
+			if err := e.net.Check(at, int(size)); err != nil {
 				return errors.Wrapf(err, "rank: index entry of vertex %d", v)
 			}
 			var err error
-			if sd.ent[i], err = f.gather(sd.l.EntryAddr(v), size); err != nil {
+			if sd.ent[i], err = f.gather(at, size); err != nil {
 				return err
 			}
 			any = true

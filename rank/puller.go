@@ -32,7 +32,7 @@ type puller struct {
 }
 
 func (e *engine) startPuller() (*puller, error) {
-	m, err := verbs.NewReadMerger(e.pullEP, e.net, e.cfg.MergeGap, 4<<20)
+	m, err := verbs.NewReadMerger(e.pullEP, e.net, e.cfg.MergeGap, maxMergedRead)
 	if err != nil {
 		return nil, err
 	}

@@ -78,13 +78,17 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 	return e.mode.setup(e)
 }
 
+// maxMergedRead bounds a READ that joins several reads (the read mergers,
+// the fetcher's gathered runs).
+const maxMergedRead = 4 << 20
+
 // newReader is a read merger over ep as configured: merging across the
 // fabric's gap, or nothing at all (--no-merge: every read its own READ).
 func (e *engine) newReader(ep verbs.Endpoint) (*verbs.ReadMerger, error) {
 	if e.cfg.NoMerge {
 		return verbs.NewReadMerger(ep, e.net, 0, 1)
 	}
-	return verbs.NewReadMerger(ep, e.net, e.cfg.MergeGap, 4<<20)
+	return verbs.NewReadMerger(ep, e.net, e.cfg.MergeGap, maxMergedRead)
 }
 
 // makeWorkers makes the gang: one worker per endpoint, with its reader,

@@ -88,6 +88,7 @@ type Direct struct {
 	prev  []uint64
 	vals  []byte // Prune: the destinations' values
 	spans []valSpan
+	chunk []int // Prune: each pending destination's chunk
 }
 
 // valSpan is what Prune reads of one chunk's values: the range [lo, hi] of
@@ -230,8 +231,10 @@ func (d *Direct) Flush() error {
 // (DirectConfig.Gap), else one read per destination.
 func (d *Direct) prune() error {
 	sp := d.spans[:0]
+	d.chunk = d.chunk[:0]
 	for _, pd := range d.pend {
 		k := d.tg.ChunkOf(pd.v)
+		d.chunk = append(d.chunk, k)
 		for len(sp) <= k {
 			sp = append(sp, valSpan{lo: ^uint32(0)})
 		}
@@ -239,8 +242,7 @@ func (d *Direct) prune() error {
 		r.lo, r.hi, r.n = min(r.lo, pd.v), max(r.hi, pd.v), r.n+1
 	}
 	d.spans = sp
-	single := 8 * len(d.pend) // one slot per destination, at the start
-	off := single
+	off := 8 * len(d.pend) // one slot per destination read alone, at the start
 	for k := range sp {
 		r := &sp[k]
 		span := uint64(r.hi-r.lo) + 1
@@ -258,7 +260,7 @@ func (d *Direct) prune() error {
 		}
 	}
 	for i, pd := range d.pend {
-		if !sp[d.tg.ChunkOf(pd.v)].whole {
+		if !sp[d.chunk[i]].whole {
 			if err := d.cfg.Reader.Read(d.vals[8*i:8*i+8], d.tg.ValueAddr(pd.v)); err != nil {
 				return err
 			}
@@ -270,7 +272,7 @@ func (d *Direct) prune() error {
 	d.keep = d.keep[:0]
 	for i, pd := range d.pend {
 		at := 8 * i
-		if r := &sp[d.tg.ChunkOf(pd.v)]; r.whole {
+		if r := &sp[d.chunk[i]]; r.whole {
 			at = r.off + 8*int(pd.v-r.lo)
 		}
 		if d.op.Better(pd.cand, binary.LittleEndian.Uint64(d.vals[at:])) {
@@ -279,9 +281,6 @@ func (d *Direct) prune() error {
 			d.stats.Pruned++
 			d.stats.Direct--
 		}
-	}
-	for k := range sp {
-		sp[k] = valSpan{lo: ^uint32(0)}
 	}
 	d.pend, d.keep = d.keep, d.pend
 	return nil
