@@ -415,6 +415,11 @@ func (e *engine) updateLane(wk *worker, w int, a, b uint32) error {
 		}
 	}
 	e.laneSums[w] = s
+	if e.vp {
+		if err := wk.io.write(e.st, wk.ep, attrContrib, a, e.contrib[a-e.lo:b-e.lo]); err != nil {
+			return err
+		}
+	}
 	return wk.io.write(e.st, wk.ep, attrValue, a, e.val[a-e.lo:b-e.lo])
 }
 

@@ -73,6 +73,20 @@ type Config struct {
 	// (RefRD, ValRD). Off by default: it measured no faster here (see
 	// docs/design.md).
 	RemotePull bool
+	// NoValuePull switches the value pull off (valuepull.go): a dense pull
+	// iteration with most edges active then sends its segments for other
+	// chunks through the update coordinator (RefRD, ValRD) instead of
+	// having every CN pull its vertices' whole in-lists against the other
+	// chunks' contributions, read from DM in bulk.
+	NoValuePull bool
+	// ValuePullMax bounds the other chunks' contributions a CN holds for
+	// the value pull, in bytes (8 per vertex of the graph); a larger graph
+	// takes the update coordinator (default 512 MiB: 64 M vertices).
+	ValuePullMax uint64
+	// ValuePullDivisor: a dense iteration takes the value pull when its
+	// active edges exceed |E|/ValuePullDivisor (default 3): it reads every
+	// list of the chunk, the collaborative update only the active ones'.
+	ValuePullDivisor float64
 	// RefRDMin is the segment length T from which a segment for another
 	// chunk is sent by reference instead of fetched (default 256 edges,
 	// see docs/design.md).
@@ -135,6 +149,12 @@ func (c *Config) EnsureDefaults() {
 	if c.RefRDMin == 0 {
 		c.RefRDMin = 256
 	}
+	if c.ValuePullDivisor == 0 {
+		c.ValuePullDivisor = 3
+	}
+	if c.ValuePullMax == 0 {
+		c.ValuePullMax = 512 << 20
+	}
 	if c.SparseValRDMin == 0 {
 		c.SparseValRDMin = 32
 	}
@@ -155,8 +175,8 @@ func (c *Config) Validate() error {
 	if _, err := parseMode(c.Mode); err != nil {
 		return err
 	}
-	if c.Mode != ModeDMG && (c.NoMerge || c.NoDoorbell || c.NoCollab || c.NoRefRD || c.NoValRD || c.NoPull || c.NoBottomUp) {
-		return paramErrorf("the ablation flags (--no-merge, --no-doorbell, --no-collab, --no-refrd, --no-valrd, --no-pull, --no-bottom-up) apply to --mode dmg only")
+	if c.Mode != ModeDMG && (c.NoMerge || c.NoDoorbell || c.NoCollab || c.NoRefRD || c.NoValRD || c.NoPull || c.NoBottomUp || c.NoValuePull) {
+		return paramErrorf("the ablation flags (--no-merge, --no-doorbell, --no-collab, --no-refrd, --no-valrd, --no-pull, --no-bottom-up, --no-value-pull) apply to --mode dmg only")
 	}
 	switch c.ValRDApply {
 	case "cn", "mn", "auto":
@@ -168,6 +188,9 @@ func (c *Config) Validate() error {
 	}
 	if math.IsNaN(c.PullDivisor) || math.IsInf(c.PullDivisor, 0) || c.PullDivisor <= 0 {
 		return paramErrorf("--pull-threshold %v; expected a finite number > 0", c.PullDivisor)
+	}
+	if math.IsNaN(c.ValuePullDivisor) || math.IsInf(c.ValuePullDivisor, 0) || c.ValuePullDivisor <= 0 {
+		return paramErrorf("--value-pull-threshold %v; expected a finite number > 0", c.ValuePullDivisor)
 	}
 	if c.MergeGap < 0 {
 		return paramErrorf("read merge gap %d; expected ≥ 0", c.MergeGap)
@@ -195,7 +218,7 @@ func (c *Config) Ablations() []string {
 		on   bool
 		name string
 	}{{c.NoMerge, "--no-merge"}, {c.NoDoorbell, "--no-doorbell"}, {c.NoCollab, "--no-collab"}, {c.NoRefRD, "--no-refrd"},
-		{c.NoValRD, "--no-valrd"}, {c.NoPull, "--no-pull"}, {c.NoBottomUp, "--no-bottom-up"}, {c.NoSteal, "--no-steal"}, {c.NoHubSplit, "--no-hubsplit"}} {
+		{c.NoValRD, "--no-valrd"}, {c.NoPull, "--no-pull"}, {c.NoBottomUp, "--no-bottom-up"}, {c.NoValuePull, "--no-value-pull"}, {c.NoSteal, "--no-steal"}, {c.NoHubSplit, "--no-hubsplit"}} {
 		if f.on {
 			out = append(out, f.name)
 		}

@@ -86,6 +86,14 @@ type engine struct {
 	part   []uint64
 	partLo uint32
 
+	// The value pull (valuepull.go): whether the job may use it (every
+	// rank), every vertex's contribution (a CN; its own chunk's are
+	// contrib), and whether DM's copy of them is out of date (after a
+	// sparse iteration).
+	vp           bool
+	far          []uint64
+	contribStale bool
+
 	// famgraph
 	famIdx         []uint64
 	allVal, allAcc []uint64
@@ -112,7 +120,11 @@ type plan struct {
 	sparseVal bool
 	// rpull: a dense pull iteration in which each CN also pulls for the
 	// other chunks' vertices (rpull.go) and nothing is sent.
-	rpull   bool
+	rpull bool
+	// vpull: a dense pull iteration in which every CN pulls its vertices'
+	// whole in-lists against every chunk's contributions (valuepull.go)
+	// and nothing is sent.
+	vpull   bool
 	valrdAt string // who applies ValRD pairs: "cn" or "mn" ("" when none are sent)
 	sparseT bool   // tasks index the frontier list
 	// skipIdle: the pull tests the frontier's bitmap before it loads a
@@ -201,6 +213,7 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, pull
 	defer e.close()
 	res := &Result{}
 	start := time.Now()
+	e.vp = e.valuePulls()
 	// The first boundary: every rank is set up; the first iteration's
 	// density from the initial frontier.
 	sums, err := e.boundary(e.setup(eps), true)
@@ -215,7 +228,7 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, pull
 	for it := 0; it < maxIter && (e.spec.Iterations > 0 || sums.activeV > 0); it++ {
 		t0 := time.Now()
 		dense := e.spec.AllActive || float64(sums.activeE) > float64(st.Out.Edges)/cfg.DenseDivisor
-		e.plan(it, dense, float64(sums.activeE) > float64(st.Out.Edges)/cfg.PullDivisor, sums.activeV < uint64(st.N())/4)
+		e.plan(it, dense, sums.activeE, sums.activeV < uint64(st.N())/4)
 		s := IterStats{Dense: dense, ActiveVertices: sums.activeV, ActiveEdges: sums.activeE, Update: e.it.remote.String(), ValRDAt: e.it.valrdAt}
 		if sums, err = e.iterate(sums, &s); err != nil {
 			return nil, err
@@ -253,6 +266,13 @@ func (e *engine) iterate(prev sums, s *IterStats) (sums, error) {
 			return sums{}, err
 		}
 	}
+	if e.it.vpull && e.contribStale {
+		// A sparse apply changed contributions it did not write.
+		if err := sync(e.shareContribs(), nil); err != nil {
+			return sums{}, err
+		}
+	}
+	e.contribStale = e.it.sparseT
 	if e.cn {
 		err = e.push()
 	}
@@ -299,9 +319,13 @@ func (e *engine) iterate(prev sums, s *IterStats) (sums, error) {
 
 // plan decides what iteration it does and readies the frontier and tasks:
 // dense or sparse (the remote path), and, when dense, whether the local
-// candidates are pulled (busy: most edges active).
-func (e *engine) plan(it int, dense, busy, few bool) {
+// candidates are pulled (busy: most edges active) and whether every
+// candidate is (the value pull: a third of the edges active, by default).
+func (e *engine) plan(it int, dense bool, activeE uint64, few bool) {
 	c := &e.cfg
+	busy := float64(activeE) > float64(e.st.Out.Edges)/c.PullDivisor
+	vbusy := e.vp && dense && float64(activeE) > float64(e.st.Out.Edges)/c.ValuePullDivisor
+	busy = busy || vbusy
 	p := plan{index: it, dense: dense, remote: e.mode.remote(c, dense), skipIdle: few && !e.spec.AllActive}
 	p.pull = dense && (busy || e.spec.Traversal || e.spec.AllActive) && e.mode.pulls(c, e.spec)
 	p.pullIn = p.pull && e.st.In != nil
@@ -312,6 +336,9 @@ func (e *engine) plan(it int, dense, busy, few bool) {
 	}
 	if p.pull && busy && !p.bottomUp && c.RemotePull && e.st.mb != nil && e.bagU == nil && e.edgr == nil && !e.spec.Triangles && e.w.Roles.CN > 1 {
 		p.rpull, p.remote = true, viaPull
+	}
+	if p.pull && vbusy && !p.bottomUp && !p.rpull {
+		p.vpull, p.remote = true, viaValues
 	}
 	if p.remote == viaMailboxes {
 		// Custom edge maps go by value: their candidates need the kernel,

@@ -300,11 +300,16 @@ func variants() []variant {
 		{name: "no-refrd", engine: rank.Config{NoRefRD: true}},
 		{name: "no-valrd", engine: rank.Config{NoValRD: true}},
 		{name: "no-merge-no-doorbell", engine: rank.Config{NoMerge: true, NoDoorbell: true}},
-		{name: "refrd-all", engine: rank.Config{RefRDMin: 1}},
-		{name: "puller", engine: rank.Config{RefRDPuller: true, RefRDMin: 1}},
-		{name: "valrd-at-mn", engine: rank.Config{ValRDApply: "mn", RefRDMin: 1000}},
-		{name: "tiny-mailboxes", engine: rank.Config{ValMailbox: 24, RefMailbox: 48, RefRDMin: 2}},
-		{name: "puller-tiny", engine: rank.Config{RefRDPuller: true, ValMailbox: 40, RefMailbox: 48, RefRDMin: 2}},
+		// The collaborative update in every dense iteration: no value pull.
+		{name: "refrd-all", engine: rank.Config{RefRDMin: 1, NoValuePull: true}},
+		{name: "puller", engine: rank.Config{RefRDPuller: true, RefRDMin: 1, NoValuePull: true}},
+		{name: "valrd-at-mn", engine: rank.Config{ValRDApply: "mn", RefRDMin: 1000, NoValuePull: true}},
+		{name: "tiny-mailboxes", engine: rank.Config{ValMailbox: 24, RefMailbox: 48, RefRDMin: 2, NoValuePull: true}},
+		{name: "puller-tiny", engine: rank.Config{RefRDPuller: true, ValMailbox: 40, RefMailbox: 48, RefRDMin: 2, NoValuePull: true}},
+		// The value pull in every dense iteration (BFS's too), with split
+		// hubs; and a graph too large for it.
+		{name: "value-pull-always", engine: rank.Config{ValuePullDivisor: 1e12, NoBottomUp: true, HubDegree: 5, Workers: 3, Batch: 5}},
+		{name: "value-pull-too-large", engine: rank.Config{ValuePullMax: 8}},
 		{name: "hubs", engine: rank.Config{HubDegree: 5, Workers: 3, Batch: 7}},
 		{name: "hubs-no-split", engine: rank.Config{HubDegree: 5, NoHubSplit: true, NoSteal: true}},
 		{name: "all-sparse", engine: rank.Config{DenseDivisor: 1e-9}},
@@ -484,5 +489,36 @@ func TestPanickingRankEndsJob(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the job still waits 30 s after a rank panicked")
+	}
+}
+
+// The value pull takes a kernel's busy dense iterations, and only while
+// the graph's words fit its bound: the variants above agree on results
+// whichever path ran, so this checks which one did.
+func TestValuePullChosen(t *testing.T) {
+	path := randomGraph(t, t.TempDir(), 5, 300, 3000)
+	a, err := algo.Lookup("pagerank")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		engine rank.Config
+		roles  spmd.Roles
+		want   string
+	}{
+		{"default", rank.Config{}, spmd.Roles{CN: 2, MN: 1}, "value-pull"},
+		{"off", rank.Config{NoValuePull: true}, spmd.Roles{CN: 2, MN: 1}, "collaborative"},
+		{"too-large", rank.Config{ValuePullMax: 8 * 299}, spmd.Roles{CN: 2, MN: 1}, "collaborative"},
+		{"one-cn", rank.Config{}, spmd.Roles{CN: 1, MN: 1}, "collaborative"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := runJob(t, c.roles, job.Config{Graph: path, Kernel: &a, Engine: c.engine})
+			for i, it := range out.Result.Iterations {
+				if it.Update != c.want {
+					t.Fatalf("iteration %d took the %s path, want %s", i, it.Update, c.want)
+				}
+			}
+		})
 	}
 }

@@ -53,6 +53,7 @@ const (
 	viaMailboxes                   // collaborative: RefRD and ValRD
 	viaLocalCopy                   // famgraph: every CN accumulates every vertex locally
 	viaPull                        // the remote pull: each CN gathers for every chunk (rpull.go)
+	viaValues                      // the value pull: each CN reads every chunk's contributions (valuepull.go)
 )
 
 func (p remotePath) String() string {
@@ -63,6 +64,8 @@ func (p remotePath) String() string {
 		return "local"
 	case viaPull:
 		return "pull"
+	case viaValues:
+		return "value-pull"
 	}
 	return "direct"
 }

@@ -23,7 +23,13 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 		}
 	}
 	n := e.hi - e.lo
-	e.val, e.acc, e.contrib = make([]uint64, n), make([]uint64, n), make([]uint64, n)
+	e.val, e.acc = make([]uint64, n), make([]uint64, n)
+	if e.vp {
+		e.far = make([]uint64, e.st.N())
+		e.contrib = e.far[e.lo:e.hi:e.hi]
+	} else {
+		e.contrib = make([]uint64, n)
+	}
 	if e.bagU != nil {
 		e.bag = newBag(e.deg)
 	}
@@ -74,6 +80,11 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 	}
 	if err := e.io.fill(e.st, ep, attrInbox, e.lo, e.hi, id); err != nil {
 		return err
+	}
+	if e.vp {
+		if err := e.shareContribs(); err != nil {
+			return err
+		}
 	}
 	return e.mode.setup(e)
 }

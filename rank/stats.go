@@ -457,6 +457,9 @@ func (e *engine) endpoints() []verbs.Endpoint { return e.eps }
 func (e *engine) cacheBytes() uint64 {
 	n := uint64(e.hi - e.lo)
 	b := n*(8+8+8+4) + 8*uint64(len(e.front.bits)) + 8*uint64(len(e.reached))
+	// The other chunks' contributions (the value pull) and frontier bits
+	// (the bottom-up step).
+	b += 8*(uint64(len(e.far))-min(uint64(len(e.far)), n)) + 8*uint64(len(e.remote))
 	if e.bag != nil {
 		b += e.bag.bytes()
 	}

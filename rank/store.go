@@ -14,10 +14,14 @@ import (
 const (
 	attrValue = iota // current value, written back by the owner each iteration
 	attrInbox        // target of direct remote updates, the identity between iterations
+	// attrContrib is each vertex's contribution (the identity while it is
+	// inactive), written by the owner after a dense apply and read whole
+	// by the other CNs for the value pull (valuepull.go).
+	attrContrib
 )
 
 // AttrBytes are the attribute arrays the engine needs in the out-layout.
-func AttrBytes() []int { return []int{8, 8} }
+func AttrBytes() []int { return []int{8, 8, 8} }
 
 // Store is the graph on the memory nodes as the engine sees it: the
 // DM-friendly layout of package csr (adaptive index entries, out-of-place

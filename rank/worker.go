@@ -77,7 +77,7 @@ func (e *engine) need(v uint32) uint8 {
 	if e.it.pull && !(e.spec.Traversal && e.reached.has(i)) {
 		n |= needPull
 	}
-	if e.front.active(v) && e.deg[i] > 0 && !e.it.rpull {
+	if e.front.active(v) && e.deg[i] > 0 && !e.it.rpull && !e.it.vpull {
 		n |= needPush
 	}
 	if n == needPull && !e.it.pullIn && e.deg[i] == 0 {
@@ -137,7 +137,7 @@ func (wk *worker) fetchSeg(a *adj, k int, n uint32) (fetch, byRef bool) {
 	if n == 0 {
 		return false, false
 	}
-	if e.it.bottomUp { // the whole in-list of an unreached vertex
+	if e.it.bottomUp || e.it.vpull { // the whole in-list of a pulling vertex
 		return a.need&needPull != 0 && (a.in || !e.it.pullIn), false
 	}
 	if k == e.me {
@@ -160,6 +160,12 @@ func (wk *worker) fetchSeg(a *adj, k int, n uint32) (fetch, byRef bool) {
 
 // visit routes one vertex's fetched edges by segment.
 func (wk *worker) visit(a *adj) error {
+	if wk.e.it.vpull { // the whole piece, every chunk's sources in one gather
+		if a.need&needPull == 0 {
+			return nil
+		}
+		return wk.pull(a, a.dst, a.w)
+	}
 	if a.segs == nil {
 		return wk.visitCut(a)
 	}
@@ -296,12 +302,17 @@ func (wk *worker) candidates(src uint32, c uint64, seg []uint32, ws []float32) [
 	return wk.cands
 }
 
-// pull gathers the candidates of a's local in-neighbours into its
-// accumulator. The vertex belongs to this task alone, so the store is
-// plain, unless a hub's pieces or the RefRD puller share it.
+// pull gathers the candidates of a's local in-neighbours (of all its
+// in-neighbours in a value pull) into its accumulator. The vertex belongs
+// to this task alone, so the store is plain, unless a hub's pieces or the
+// RefRD puller share it.
 func (wk *worker) pull(a *adj, src []uint32, ws []float32) error {
 	e := wk.e
 	acc, i := e.acc, a.v-e.lo
+	contrib, base := e.contrib, e.lo
+	if e.it.vpull {
+		contrib, base = e.far, 0
+	}
 	if e.it.rpull && e.foreign(a.v) { // the remote pull: into the partials
 		acc, i = e.part, a.v-e.partLo
 	}
@@ -311,18 +322,18 @@ func (wk *worker) pull(a *adj, src []uint32, ws []float32) error {
 	if e.bag != nil {
 		return e.bag.gather(i, e.contrib, e.lo, src, a.from > 0 || a.to < a.deg)
 	}
-	var active []uint64 // every source, or the frontier's bitmap
-	if e.it.skipIdle && e.front.dense {
+	var active []uint64 // every source, or the own frontier's bitmap
+	if e.it.skipIdle && e.front.dense && !e.it.vpull {
 		active = e.front.bits
 	}
 	if a.from > 0 || a.to < a.deg || e.pull != nil {
-		r := e.op.Gather(e.op.Identity(), e.contrib, active, e.lo, src, ws, e.spec.Traversal)
+		r := e.op.Gather(e.op.Identity(), contrib, active, base, src, ws, e.spec.Traversal)
 		if r != e.op.Identity() {
 			e.op.FoldAtomic(&acc[i], r)
 		}
 		return nil
 	}
-	acc[i] = e.op.Gather(acc[i], e.contrib, active, e.lo, src, ws, e.spec.Traversal)
+	acc[i] = e.op.Gather(acc[i], contrib, active, base, src, ws, e.spec.Traversal)
 	return nil
 }
 
@@ -388,6 +399,17 @@ func (e *engine) pushWorker(w int) error {
 	wk := e.wks[w]
 	wk.touched = wk.touched[:0]
 	wk.busy = 0
+	if e.it.vpull {
+		t0 := time.Now()
+		err := e.readContribs(wk, w)
+		if err == nil {
+			err = e.gang.barrier()
+		}
+		wk.busy += time.Since(t0)
+		if err != nil {
+			return err
+		}
+	}
 	for {
 		t, ok := e.queue.Next(w)
 		if !ok {

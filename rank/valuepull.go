@@ -1,0 +1,69 @@
+package rank
+
+import "github.com/pkg/errors"
+
+// The value pull (Config.NoValuePull turns it off): how a dense pull
+// iteration with most edges active moves the candidates that cross chunks.
+// The collaborative update ships them to the destination's owner as RefRD
+// segments and ValRD pairs, which the owner reads back and scatters into its
+// accumulators: every crossing edge is touched by two CNs and goes through
+// mailboxes. Here nothing is sent. Each CN reads the other chunks'
+// contributions from DM in one bulk READ per chunk (8 B per vertex of the
+// graph, written by their owners after each dense apply) and pulls every
+// own vertex's whole in-list, local and remote segments alike, in the same
+// tight gather as the local pull: one fetch of the list, no mailbox, no
+// apply-side drain, no atomic.
+//
+// It costs memory the collaborative update does not: the CN holds a word
+// per vertex of the graph, not only of its chunk (Config.ValuePullMax bounds
+// it; a larger graph takes the coordinator). It moves 8 B per remote vertex
+// per iteration instead of the mailboxes' 12 B per pre-combined pair and
+// 24 B per RefRD item, which pays while the chunks' vertices are fewer than
+// the edges that cross them (see docs/design.md for the figures).
+//
+// The contributions on DM are current after a dense apply, which writes
+// them with the values; a sparse apply changes a few and does not write
+// them, so a value pull that follows a sparse iteration first has every CN
+// write its chunk's whole array, behind a boundary of its own.
+
+// valuePulls says whether the job may use the value pull: the design's
+// mode, a kernel whose dense iterations pull and whose candidates are the
+// sources' contributions (no multiset, no custom edge map, no triangles),
+// more than one CN, no bottom-up step that already serves a traversal, and
+// a graph whose words fit ValuePullMax. Every rank computes the same.
+func (e *engine) valuePulls() bool {
+	c := &e.cfg
+	return !c.NoValuePull && e.st.mb != nil && e.mode.pulls(c, e.spec) && e.bagU == nil && e.edgr == nil &&
+		!e.spec.Triangles && e.w.Roles.CN > 1 && !(e.spec.Traversal && !c.NoBottomUp) &&
+		8*uint64(e.st.N()) <= c.ValuePullMax
+}
+
+// shareContribs writes the own chunk's contributions to DM (a CN; nothing
+// on an MN).
+func (e *engine) shareContribs() error {
+	if !e.cn {
+		return nil
+	}
+	return e.io.write(e.st, e.wks[0].ep, attrContrib, e.lo, e.contrib)
+}
+
+// readContribs reads every other chunk's contributions from DM into e.far,
+// whose own chunk is e.contrib itself. The workers read a share each.
+func (e *engine) readContribs(wk *worker, w int) error {
+	n := e.st.N()
+	share := func(i int) uint32 { return uint32(uint64(n) * uint64(i) / uint64(len(e.wks))) }
+	lo, hi := share(w), share(w+1)
+	read := func(x, y uint32) error {
+		if x >= y {
+			return nil
+		}
+		if err := wk.io.read(e.st, wk.ep, attrContrib, x, e.far[x:y]); err != nil {
+			return errors.Wrapf(err, "rank: contributions of vertices [%d, %d)", x, y)
+		}
+		return nil
+	}
+	if err := read(lo, min(hi, e.lo)); err != nil {
+		return err
+	}
+	return read(max(lo, e.hi), hi)
+}
