@@ -100,6 +100,7 @@ type engine struct {
 
 	stats statsState
 	io    wordIO
+	mem   arena // the large arrays of the cache, freed by close
 }
 
 // plan is what one iteration does.
@@ -430,6 +431,7 @@ func (e *engine) close() {
 	if e.gang != nil {
 		e.gang.close()
 	}
+	e.mem.free()
 }
 
 // f64 is a value word as a float64.

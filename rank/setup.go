@@ -23,12 +23,12 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 		}
 	}
 	n := e.hi - e.lo
-	e.val, e.acc = make([]uint64, n), make([]uint64, n)
+	e.val, e.acc = e.mem.words(int(n)), e.mem.words(int(n))
 	if e.vp {
-		e.far = make([]uint64, e.st.N())
+		e.far = e.mem.words(int(e.st.N()))
 		e.contrib = e.far[e.lo:e.hi:e.hi]
 	} else {
-		e.contrib = make([]uint64, n)
+		e.contrib = e.mem.words(int(n))
 	}
 	if e.bagU != nil {
 		e.bag = newBag(e.deg)
