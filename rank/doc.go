@@ -7,7 +7,9 @@
 // Each CN owns a contiguous chunk [lo, hi) of the vertices (balance,
 // stage 1). Its cache is that chunk's current values, accumulators,
 // contributions, out-degrees and frontier: about 28 bytes per own vertex,
-// |V|/C per CN, whatever the number of workers. A kernel with a multiset
+// |V|/C per CN, whatever the number of workers, plus 8 bytes per other
+// vertex where the value pull runs. The large arrays live on transparent
+// huge pages (arena.go). A kernel with a multiset
 // reduction (CDLP) adds a bag, a slot per edge end of the chunk (bag.go),
 // in place of the accumulators. A kernel that reads its neighbours'
 // adjacency (algo.Spec.Triangles: LCC) runs the triangle operator
@@ -42,6 +44,11 @@
 //     first toucher logging it, candidates of monotone kernels dropped
 //     when not below the current value), except a hub's long segments,
 //     which go by value as in a dense iteration (Config.SparseValRDMin).
+//     - The value pull (valuepull.go; Config.NoValuePull turns it off):
+//     a dense pull iteration with a third of the edges active sends
+//     nothing either: each CN reads the other chunks' contributions from
+//     DM in bulk (a word per vertex of the graph, within
+//     Config.ValuePullMax) and pulls its vertices' whole in-lists.
 //     - With Config.RemotePull (off by default), a dense pull iteration
 //     sends nothing: each CN also pulls for the other chunks' vertices
 //     the segment of their in-lists its own chunk holds, into partial
