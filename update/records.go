@@ -3,6 +3,7 @@ package update
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"unsafe"
 )
 
@@ -16,11 +17,33 @@ var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 // DecodeRecords appends the destinations (and, weighted, the weights) of
 // packed edge records to dst and w.
 func DecodeRecords(b []byte, rec int, weighted bool, dst []uint32, w []float32) ([]uint32, []float32) {
-	for off := 0; off+rec <= len(b); off += rec {
-		dst = append(dst, binary.LittleEndian.Uint32(b[off:]))
-		if weighted {
-			w = append(w, math.Float32frombits(binary.LittleEndian.Uint32(b[off+4:])))
+	n := len(b) / rec
+	if n == 0 {
+		return dst, w
+	}
+	d0 := len(dst)
+	dst = slices.Grow(dst, n)[:d0+n]
+	out := dst[d0:]
+	if !weighted {
+		for i := range out {
+			out[i] = binary.LittleEndian.Uint32(b[i*rec:])
 		}
+		return dst, w
+	}
+	w0 := len(w)
+	w = slices.Grow(w, n)[:w0+n]
+	ws := w[w0:]
+	if littleEndian && rec == 8 && uintptr(unsafe.Pointer(&b[0]))%4 == 0 {
+		// The records as (destination, weight bits) word pairs, in place.
+		pairs := unsafe.Slice((*[2]uint32)(unsafe.Pointer(&b[0])), n)
+		for i, p := range pairs {
+			out[i], ws[i] = p[0], math.Float32frombits(p[1])
+		}
+		return dst, w
+	}
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint32(b[i*rec:])
+		ws[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[i*rec+4:]))
 	}
 	return dst, w
 }
