@@ -380,9 +380,12 @@ func (e *engine) updateLane(wk *worker, w int, a, b uint32) error {
 		acc, val, deg := e.acc[i0:i1], e.val[i0:i1], e.deg[i0:i1]
 		wk.sNext = grow(wk.sNext, len(acc))
 		next := wk.sNext
-		if e.bag != nil {
+		switch {
+		case e.bag != nil:
 			e.bag.update(e.bagU, e.lo, i0, i1, val, next, itc)
-		} else {
+		case e.bagU != nil: // the value pull's bags set them in the push
+			copy(next, acc)
+		default:
 			e.prog.Update(acc, val, next, itc)
 		}
 		if !all {

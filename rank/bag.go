@@ -30,13 +30,21 @@ type bag struct {
 }
 
 func newBag(deg []uint32) *bag {
-	b := &bag{off: make([]uint64, len(deg)+1), end: make([]uint64, len(deg))}
+	b := &bag{}
+	b.reset(deg)
+	return b
+}
+
+// reset lays the bag out, empty, for vertices of degrees deg, reusing its
+// arrays.
+func (b *bag) reset(deg []uint32) {
+	b.off, b.end = grow(b.off, len(deg)+1), grow(b.end, len(deg))
+	b.off[0] = 0
 	for i, d := range deg {
 		b.off[i+1] = b.off[i] + uint64(d)
 	}
 	copy(b.end, b.off)
-	b.slot = make([]uint64, b.off[len(deg)])
-	return b
+	b.slot = grow(b.slot, int(b.off[len(deg)]))
 }
 
 // bytes is the bag's size in the CN's cache.
@@ -120,7 +128,8 @@ func (b *bag) pairs(base, lo, hi uint32, dst []uint32, val []uint64) error {
 	return nil
 }
 
-// update sets next from the bags of own vertices [x, y) and empties them.
+// update sets next from the bags of vertices [x, y) (lo+x, ... in the
+// graph) and empties them.
 func (b *bag) update(u algo.BagUpdater, lo, x, y uint32, old, next []uint64, it *algo.Iteration) {
 	u.UpdateBags(lo+x, algo.Bags{Start: b.off[x:y], End: b.end[x:y], Slots: b.slot[:b.off[y]]}, old, next, it)
 	copy(b.end[x:y], b.off[x:y])

@@ -522,3 +522,34 @@ func TestValuePullChosen(t *testing.T) {
 		})
 	}
 }
+
+// A multiset kernel takes the value pull on one CN and on several, and its
+// bags then hold one task's edges, not every edge end of the chunk: the
+// cache is smaller than with the collaborative update's chunk-wide bag.
+func TestValuePullBoundsBags(t *testing.T) {
+	path := randomGraph(t, t.TempDir(), 6, 400, 6000)
+	a, err := algo.Lookup("cdlp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, roles := range []spmd.Roles{{CN: 1, MN: 1}, {CN: 2, MN: 1}} {
+		t.Run(roles.String(), func(t *testing.T) {
+			run := func(c rank.Config) *rank.Result {
+				c.Batch = 16
+				return runJob(t, roles, job.Config{Graph: path, Kernel: &a, Engine: c}).Result
+			}
+			vp, coll := run(rank.Config{}), run(rank.Config{NoValuePull: true})
+			for i, it := range vp.Iterations {
+				if it.Update != "value-pull" {
+					t.Fatalf("iteration %d took the %s path", i, it.Update)
+				}
+			}
+			if !slices.Equal(vp.Values, coll.Values) {
+				t.Fatal("the value pull's labels differ from the collaborative update's")
+			}
+			if vp.MaxCacheBytes >= coll.MaxCacheBytes {
+				t.Fatalf("CN cache %d B with the value pull, %d B with the chunk's bag", vp.MaxCacheBytes, coll.MaxCacheBytes)
+			}
+		})
+	}
+}

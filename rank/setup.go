@@ -30,7 +30,7 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 	} else {
 		e.contrib = e.mem.words(int(n))
 	}
-	if e.bagU != nil {
+	if e.bagU != nil && !e.vp { // the value pull keeps a bag per task
 		e.bag = newBag(e.deg)
 	}
 	e.front = newFrontier(e.lo, n)
@@ -192,7 +192,9 @@ func (e *engine) planTasks() {
 	}
 	e.tasks = e.tasks[:0]
 	for _, lb := range e.st.Out.ChunkBatches(e.me) {
-		e.tasks = append(e.tasks, balance.Tasks(deg[lb.Lo-e.lo:lb.Hi-e.lo], lb.Lo, e.cfg.Batch, e.cfg.HubDegree, !e.cfg.NoHubSplit)...)
+		// A multiset kernel's value pull reads whole vertices (bagTask).
+		split := !e.cfg.NoHubSplit && !(e.vp && e.bagU != nil)
+		e.tasks = append(e.tasks, balance.Tasks(deg[lb.Lo-e.lo:lb.Hi-e.lo], lb.Lo, e.cfg.Batch, e.cfg.HubDegree, split)...)
 	}
 }
 

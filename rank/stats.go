@@ -467,6 +467,7 @@ func (e *engine) cacheBytes() uint64 {
 		if t, ok := wk.f.(*triangles); ok {
 			b += t.bytes()
 		}
+		b += wk.tbag.bytes()
 	}
 	return b + e.mode.cacheBytes(e)
 }

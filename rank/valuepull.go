@@ -1,6 +1,11 @@
 package rank
 
-import "github.com/pkg/errors"
+import (
+	"github.com/pkg/errors"
+
+	"github.com/dmg-hpc/dmg/algo"
+	"github.com/dmg-hpc/dmg/balance"
+)
 
 // The value pull (Config.NoValuePull turns it off): how a dense pull
 // iteration with most edges active moves the candidates that cross chunks.
@@ -28,14 +33,40 @@ import "github.com/pkg/errors"
 
 // valuePulls says whether the job may use the value pull: the design's
 // mode, a kernel whose dense iterations pull and whose candidates are the
-// sources' contributions (no multiset, no custom edge map, no triangles),
-// more than one CN, no bottom-up step that already serves a traversal, and
-// a graph whose words fit ValuePullMax. Every rank computes the same.
+// sources' contributions (no custom edge map, no triangles), more than one
+// CN (or a multiset kernel, below), no bottom-up step that already serves
+// a traversal, and a graph whose words fit ValuePullMax. Every rank
+// computes the same.
+//
+// A multiset kernel (CDLP) gets its bound on memory from it: a vertex's
+// whole in-list arrives in one visit, so its candidates are gathered into
+// a bag of the task's vertices only (worker.tbag; tasks are then whole
+// vertices, hubs unsplit) and the kernel's UpdateBag runs as soon as the
+// task is read. The CN holds a word per vertex and a bag of the largest
+// task's edges, where the chunk's bag held every edge end of the chunk
+// (O(|E|/C)); on one CN too, where that bag would hold the whole graph.
 func (e *engine) valuePulls() bool {
 	c := &e.cfg
-	return !c.NoValuePull && e.st.mb != nil && e.mode.pulls(c, e.spec) && e.bagU == nil && e.edgr == nil &&
-		!e.spec.Triangles && e.w.Roles.CN > 1 && !(e.spec.Traversal && !c.NoBottomUp) &&
+	return !c.NoValuePull && e.st.mb != nil && e.mode.pulls(c, e.spec) && e.edgr == nil &&
+		!e.spec.Triangles && (e.w.Roles.CN > 1 || e.bagU != nil) && !(e.spec.Traversal && !c.NoBottomUp) &&
 		8*uint64(e.st.N()) <= c.ValuePullMax
+}
+
+// bagTask is the value pull of a multiset kernel for one task (whole
+// vertices [t.Lo, t.Hi)): the task's bag is laid out from their degrees,
+// the task is read, and the kernel's UpdateBag turns the bag into their
+// next values, which the accumulators keep until the apply.
+func (wk *worker) bagTask(t balance.Task) error {
+	e := wk.e
+	i0, i1 := t.Lo-e.lo, t.Hi-e.lo
+	wk.tbag.reset(e.deg[i0:i1])
+	wk.tlo = t.Lo
+	if err := wk.f.fetch(t); err != nil {
+		return err
+	}
+	wk.pitc = algo.Iteration{Index: e.it.index, N: e.st.N()}
+	wk.tbag.update(e.bagU, t.Lo, 0, i1-i0, e.val[i0:i1], e.acc[i0:i1], &wk.pitc)
+	return nil
 }
 
 // shareContribs writes the own chunk's contributions to DM (a CN; nothing

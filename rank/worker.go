@@ -26,6 +26,11 @@ type worker struct {
 	// took from the identity in a sparse push.
 	touched []uint32
 	cands   []uint64 // Custom edge maps: one run's candidates
+	// The value pull of a multiset kernel: the bag of the task being read,
+	// whose first vertex is tlo, and its UpdateBag's iteration.
+	tbag bag
+	tlo  uint32
+	pitc algo.Iteration
 	// Apply scratch.
 	sAcc, sVal, sNext []uint64
 	degs              []uint32
@@ -322,6 +327,9 @@ func (wk *worker) pull(a *adj, src []uint32, ws []float32) error {
 	if e.bag != nil {
 		return e.bag.gather(i, e.contrib, e.lo, src, a.from > 0 || a.to < a.deg)
 	}
+	if e.bagU != nil { // the value pull: the task's bag, whole vertices
+		return wk.tbag.gather(a.v-wk.tlo, e.far, 0, src, false)
+	}
 	var active []uint64 // every source, or the own frontier's bitmap
 	if e.it.skipIdle && e.front.dense && !e.it.vpull {
 		active = e.front.bits
@@ -416,7 +424,12 @@ func (e *engine) pushWorker(w int) error {
 			break
 		}
 		t0 := time.Now()
-		err := wk.f.fetch(t)
+		var err error
+		if e.bagU != nil && e.it.vpull {
+			err = wk.bagTask(t)
+		} else {
+			err = wk.f.fetch(t)
+		}
 		wk.busy += time.Since(t0)
 		if err != nil {
 			return err
