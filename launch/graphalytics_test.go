@@ -20,14 +20,15 @@ var kernels = []struct {
 }{{"bfs", algo.KindBFS}, {"pagerank", algo.KindPR}, {"wcc", algo.KindWCC}, {"sssp", algo.KindSSSP}, {"cdlp", algo.KindCDLP}, {"lcc", algo.KindLCC}}
 
 // refusals are the variants a kernel does not run in, by the flags that
-// make them, and the words of the refusal: CDLP's multiset of labels needs
-// the collaborative update's mailboxes, applied by the owner; LCC's
-// triangle operator needs the design's store.
+// make them, and the words of the refusal: CDLP's multiset of labels needs,
+// in the design's mode, the collaborative update's mailboxes applied by
+// the owner (the baselines pull the labels); LCC's triangle operator needs
+// the design's store.
 var refusals = map[string]struct {
 	flags []string
 	why   string
 }{
-	"cdlp": {[]string{"--mode naive", "--mode famgraph", "--no-collab", "--no-valrd", "--valrd-apply mn"}, "multiset"},
+	"cdlp": {[]string{"--no-collab", "--no-valrd", "--valrd-apply mn"}, "multiset"},
 	"lcc":  {[]string{"--mode naive", "--mode famgraph"}, "neighbours' adjacency"},
 }
 

@@ -74,8 +74,10 @@ func (e *engine) applyWorker(w int) error {
 			return err
 		}
 	}
-	if err := e.mode.collect(e, wk, a, b); err != nil {
-		return err
+	if !e.it.vpull { // a value pull sends nothing
+		if err := e.mode.collect(e, wk, a, b); err != nil {
+			return err
+		}
 	}
 	return e.updateLane(wk, w, a, b)
 }

@@ -83,6 +83,16 @@ func (b *bag) gather(i uint32, contrib []uint64, base uint32, src []uint32, shar
 	return nil
 }
 
+// put adds vertex i's candidates vals (not shared).
+func (b *bag) put(i uint32, vals []uint64) error {
+	at, err := b.reserve(i, len(vals), false)
+	if err != nil {
+		return err
+	}
+	copy(b.slot[at:], vals)
+	return nil
+}
+
 // scatter adds candidate c to every destination of dst (own vertices,
 // from base on).
 func (b *bag) scatter(base uint32, dst []uint32, c uint64, shared bool) error {
@@ -150,9 +160,10 @@ func checkBag(s algo.Spec, p algo.Program) (algo.BagUpdater, error) {
 }
 
 // CheckKernel tells whether configuration c runs a kernel with spec s,
-// before anything is read: a Multiset kernel needs the collaborative
-// update's mailboxes, applied by the owner, since no word on DM (an inbox,
-// a partial accumulator) holds a multiset; a Triangles kernel needs the
+// before anything is read: a Multiset kernel in the design's mode needs
+// the collaborative update's mailboxes, applied by the owner, where the
+// value pull does not serve it, since no word on DM (an inbox, a partial
+// accumulator) holds a multiset (the baselines pull it); a Triangles kernel needs the
 // design's store, through whose adaptive index the triangle operator reads
 // whole lists and beside which it keeps its oriented lists.
 func CheckKernel(c Config, s algo.Spec) error {
@@ -163,11 +174,11 @@ func CheckKernel(c Config, s algo.Spec) error {
 	if s.Triangles && m.plain() {
 		return paramErrorf("a kernel that reads its neighbours' adjacency (LCC's triangle operator) runs only in --mode %s: the baselines' plain CSR has no adaptive index to read whole lists through and no room for the oriented lists", ModeDMG)
 	}
-	if s.Reduce != algo.Multiset {
+	if s.Reduce != algo.Multiset || m.plain() { // the baselines pull the labels (valuepull.go)
 		return nil
 	}
 	if m.remote(&c, true) != viaMailboxes || c.NoValRD || c.ValRDApply == "mn" {
-		return paramErrorf("a kernel with a multiset reduction (every candidate kept, as CDLP's labels) runs only in --mode %s without --no-collab, --no-valrd or --valrd-apply mn: only the collaborative update's mailboxes carry every candidate to its owner", ModeDMG)
+		return paramErrorf("a kernel with a multiset reduction (every candidate kept, as CDLP's labels) runs in --mode %s only without --no-collab, --no-valrd or --valrd-apply mn: the value pull may not serve it (a graph beyond --value-pull's bound) and then only the collaborative update's mailboxes carry every candidate to its owner", ModeDMG)
 	}
 	return nil
 }

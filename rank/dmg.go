@@ -83,6 +83,9 @@ func (dmgMode) exchanges() bool           { return false }
 func (dmgMode) exchange(*engine) error    { return nil }
 func (dmgMode) refresh(*engine) error     { return nil }
 func (dmgMode) cacheBytes(*engine) uint64 { return 0 }
+func (dmgMode) holdsSources() bool        { return true }
+
+func (dmgMode) pullSources(e *engine, wk *worker, w int) error { return e.readContribs(wk, w) }
 
 // setup empties the triangle operator's heaps (CN 0, before anyone
 // reserves room in them).

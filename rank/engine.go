@@ -328,7 +328,7 @@ func (e *engine) plan(it int, dense bool, activeE uint64, few bool) {
 	vbusy := e.vp && dense && float64(activeE) > float64(e.st.Out.Edges)/c.ValuePullDivisor
 	busy = busy || vbusy
 	p := plan{index: it, dense: dense, remote: e.mode.remote(c, dense), skipIdle: few && !e.spec.AllActive}
-	p.pull = dense && (busy || e.spec.Traversal || e.spec.AllActive) && e.mode.pulls(c, e.spec)
+	p.pull = dense && (busy || e.spec.Traversal || e.spec.AllActive) && (e.mode.pulls(c, e.spec) || e.vp)
 	p.pullIn = p.pull && e.st.In != nil
 	p.bottomUp = p.pull && e.spec.Traversal && !c.NoBottomUp && e.st.bits != nil && e.stats.prev.hasTrav
 	e.trav = e.stats.prev.trav

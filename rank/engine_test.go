@@ -324,9 +324,13 @@ func variants() []variant {
 }
 
 // keepsBags tells the configurations that run a Multiset kernel: the
-// design's collaborative update with ValRD applied by the owner.
+// design's collaborative update with ValRD applied by the owner (or its
+// value pull), and the baselines, which pull the labels.
 func keepsBags(c rank.Config) bool {
-	return (c.Mode == "" || c.Mode == rank.ModeDMG) && !c.NoCollab && !c.NoValRD && c.ValRDApply != "mn"
+	if c.Mode == rank.ModeNaive || c.Mode == rank.ModeFAMGraph {
+		return true
+	}
+	return !c.NoCollab && !c.NoValRD && c.ValRDApply != "mn"
 }
 
 // refusal is the reason a configuration refuses a kernel with spec s

@@ -98,7 +98,7 @@ func (famMode) exchanges() bool { return true }
 // exchange writes this CN's partial accumulators of every other chunk to
 // its slot there and resets them.
 func (famMode) exchange(e *engine) error {
-	if !e.cn {
+	if !e.cn || e.it.vpull { // a value pull sends nothing
 		return nil
 	}
 	b := e.st.Out.Config.Bounds
@@ -141,6 +141,26 @@ func (famMode) refresh(e *engine) error {
 		return nil
 	}
 	return e.io.read(e.st, e.wks[0].ep, attrValue, 0, e.allVal)
+}
+
+func (famMode) holdsSources() bool { return true }
+
+// pullSources computes every vertex's contribution from FAM-Graph's copy
+// of every value (a multiset kernel's value pull), each worker a share.
+func (famMode) pullSources(e *engine, wk *worker, w int) error {
+	n := e.st.N()
+	lo, hi := uint32(uint64(n)*uint64(w)/uint64(len(e.wks))), uint32(uint64(n)*uint64(w+1)/uint64(len(e.wks)))
+	rec := uint64(e.st.Out.Codec.RecordBytes())
+	for x := lo; x < hi; x += chunkRange {
+		y := min(hi, x+chunkRange)
+		wk.degs = grow(wk.degs, int(y-x))
+		for v := x; v < y; v++ {
+			p := int(v) + e.st.ChunkOf(v)
+			wk.degs[v-x] = uint32((e.famIdx[p+1] - e.famIdx[p]) / rec)
+		}
+		e.prog.Contributions(e.allVal[x:y], wk.degs, e.far[x:y])
+	}
+	return nil
 }
 
 func (famMode) cacheBytes(e *engine) uint64 {

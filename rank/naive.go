@@ -31,6 +31,8 @@ func (naiveMode) exchanges() bool                           { return false }
 func (naiveMode) exchange(*engine) error                    { return nil }
 func (naiveMode) refresh(*engine) error                     { return nil }
 func (naiveMode) cacheBytes(*engine) uint64                 { return 0 }
+func (naiveMode) holdsSources() bool                        { return false }
+func (naiveMode) pullSources(*engine, *worker, int) error   { return nil }
 
 // collect reads the lane's whole inbox: the baseline keeps no log.
 func (naiveMode) collect(e *engine, wk *worker, lo, hi uint32) error {

@@ -24,7 +24,7 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 	}
 	n := e.hi - e.lo
 	e.val, e.acc = e.mem.words(int(n)), e.mem.words(int(n))
-	if e.vp {
+	if e.vp && e.mode.holdsSources() {
 		e.far = e.mem.words(int(e.st.N()))
 		e.contrib = e.far[e.lo:e.hi:e.hi]
 	} else {

@@ -1,6 +1,8 @@
 package rank
 
 import (
+	"encoding/binary"
+
 	"github.com/pkg/errors"
 
 	"github.com/dmg-hpc/dmg/algo"
@@ -45,8 +47,14 @@ import (
 // task is read. The CN holds a word per vertex and a bag of the largest
 // task's edges, where the chunk's bag held every edge end of the chunk
 // (O(|E|/C)); on one CN too, where that bag would hold the whole graph.
+// The baselines run multiset kernels only this way, their sources where
+// their design keeps values (mode.pullSources): FAM-Graph's copy of every
+// value, a READ per neighbour for the naive one.
 func (e *engine) valuePulls() bool {
 	c := &e.cfg
+	if e.bagU != nil && e.mode.plain() {
+		return true // the baselines' only way to a multiset (CheckKernel)
+	}
 	return !c.NoValuePull && e.st.mb != nil && e.mode.pulls(c, e.spec) && e.edgr == nil &&
 		!e.spec.Triangles && (e.w.Roles.CN > 1 || e.bagU != nil) && !(e.spec.Traversal && !c.NoBottomUp) &&
 		8*uint64(e.st.N()) <= c.ValuePullMax
@@ -97,4 +105,22 @@ func (e *engine) readContribs(wk *worker, w int) error {
 		return err
 	}
 	return read(max(lo, e.hi), hi)
+}
+
+// readSources reads the contributions of the vertices src from DM, a READ
+// and a round trip each: the naive baseline's value pull.
+func (wk *worker) readSources(src []uint32) ([]uint64, error) {
+	e := wk.e
+	wk.srcs = grow(wk.srcs, len(src))
+	wk.bytes = grow(wk.bytes, 8)
+	for j, u := range src {
+		if err := wk.ep.Read(wk.bytes[:8], e.st.Out.AttrAddr(attrContrib, u)); err != nil {
+			return nil, err
+		}
+		if err := wk.ep.Flush(); err != nil {
+			return nil, err
+		}
+		wk.srcs[j] = binary.LittleEndian.Uint64(wk.bytes)
+	}
+	return wk.srcs, nil
 }

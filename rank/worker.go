@@ -31,6 +31,7 @@ type worker struct {
 	tbag bag
 	tlo  uint32
 	pitc algo.Iteration
+	srcs []uint64 // the naive baseline's sources' contributions
 	// Apply scratch.
 	sAcc, sVal, sNext []uint64
 	degs              []uint32
@@ -328,6 +329,13 @@ func (wk *worker) pull(a *adj, src []uint32, ws []float32) error {
 		return e.bag.gather(i, e.contrib, e.lo, src, a.from > 0 || a.to < a.deg)
 	}
 	if e.bagU != nil { // the value pull: the task's bag, whole vertices
+		if e.far == nil { // the naive baseline: a READ per neighbour
+			vals, err := wk.readSources(src)
+			if err != nil {
+				return err
+			}
+			return wk.tbag.put(a.v-wk.tlo, vals)
+		}
 		return wk.tbag.gather(a.v-wk.tlo, e.far, 0, src, false)
 	}
 	var active []uint64 // every source, or the own frontier's bitmap
@@ -409,7 +417,7 @@ func (e *engine) pushWorker(w int) error {
 	wk.busy = 0
 	if e.it.vpull {
 		t0 := time.Now()
-		err := e.readContribs(wk, w)
+		err := e.mode.pullSources(e, wk, w)
 		if err == nil {
 			err = e.gang.barrier()
 		}
