@@ -22,14 +22,12 @@ var kernels = []struct {
 // refusals are the variants a kernel does not run in, by the flags that
 // make them, and the words of the refusal: CDLP's multiset of labels needs,
 // in the design's mode, the collaborative update's mailboxes applied by
-// the owner (the baselines pull the labels); LCC's triangle operator needs
-// the design's store.
+// the owner (the baselines pull the labels).
 var refusals = map[string]struct {
 	flags []string
 	why   string
 }{
 	"cdlp": {[]string{"--no-collab", "--no-valrd", "--valrd-apply mn"}, "multiset"},
-	"lcc":  {[]string{"--mode naive", "--mode famgraph"}, "neighbours' adjacency"},
 }
 
 // refused tells the variants a kernel does not run in.

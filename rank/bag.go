@@ -163,16 +163,13 @@ func checkBag(s algo.Spec, p algo.Program) (algo.BagUpdater, error) {
 // before anything is read: a Multiset kernel in the design's mode needs
 // the collaborative update's mailboxes, applied by the owner, where the
 // value pull does not serve it, since no word on DM (an inbox, a partial
-// accumulator) holds a multiset (the baselines pull it); a Triangles kernel needs the
-// design's store, through whose adaptive index the triangle operator reads
-// whole lists and beside which it keeps its oriented lists.
+// accumulator) holds a multiset (the baselines pull it). Every mode runs
+// a Triangles kernel (the baselines read whole lists through their plain
+// CSR's offset words).
 func CheckKernel(c Config, s algo.Spec) error {
 	m, err := parseMode(c.Mode)
 	if err != nil {
 		return err
-	}
-	if s.Triangles && m.plain() {
-		return paramErrorf("a kernel that reads its neighbours' adjacency (LCC's triangle operator) runs only in --mode %s: the baselines' plain CSR has no adaptive index to read whole lists through and no room for the oriented lists", ModeDMG)
 	}
 	if s.Reduce != algo.Multiset || m.plain() { // the baselines pull the labels (valuepull.go)
 		return nil

@@ -87,14 +87,7 @@ func (dmgMode) holdsSources() bool        { return true }
 
 func (dmgMode) pullSources(e *engine, wk *worker, w int) error { return e.readContribs(wk, w) }
 
-// setup empties the triangle operator's heaps (CN 0, before anyone
-// reserves room in them).
-func (dmgMode) setup(e *engine) error {
-	if e.st.tri == nil || e.me != 0 {
-		return nil
-	}
-	return e.st.tri.resetHeaps(e.wks[0].ep)
-}
+func (dmgMode) setup(*engine) error { return nil }
 
 func (dmgMode) collect(e *engine, wk *worker, lo, hi uint32) error {
 	if !e.info.inboxDirty {

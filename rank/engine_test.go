@@ -335,14 +335,10 @@ func keepsBags(c rank.Config) bool {
 
 // refusal is the reason a configuration refuses a kernel with spec s
 // before reading anything, as a fragment of the parameter error ("" when
-// it runs it): no inbox word holds a multiset; the baselines' plain CSR
-// has no index for the triangle operator.
+// it runs it): no inbox word holds a multiset.
 func refusal(c rank.Config, s algo.Spec) string {
-	switch {
-	case s.Reduce == algo.Multiset && !keepsBags(c):
+	if s.Reduce == algo.Multiset && !keepsBags(c) {
 		return "multiset"
-	case s.Triangles && c.Mode != "" && c.Mode != rank.ModeDMG:
-		return "neighbours' adjacency"
 	}
 	return ""
 }

@@ -42,6 +42,9 @@ func (famMode) reserve(c StoreConfig, cm []int) uint64 {
 	for _, b := range per {
 		mx = max(mx, b)
 	}
+	if c.Triangles {
+		mx += triReserve(c, cm)
+	}
 	return mx
 }
 
@@ -60,6 +63,9 @@ func (famMode) place(st *Store, c StoreConfig, start []uint64) error {
 		used[m] += uint64(k) * 8 * uint64(b[i+1]-b[i])
 	}
 	st.fam = f
+	if c.Triangles {
+		return placeTriangles(st, c, used)
+	}
 	return nil
 }
 

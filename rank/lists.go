@@ -15,12 +15,15 @@ import (
 // lists (in-place entries carry their edges; an overflow entry's list is
 // read without its table, as a whole list needs no segment lengths). The
 // caller queues both layouts' reads before each Flush, so a set costs two
-// dependent round trips whatever the layouts. Buffers grow to their
-// high-water mark and are kept.
+// dependent round trips whatever the layouts. On the baselines' plain CSR
+// (csr.LayoutConfig.Naive) a vertex's "entry" is the two offset words that
+// bound its list. Buffers grow to their high-water mark and are kept.
 type listSet struct {
-	l   *csr.Layout
-	rec int
-	ids []uint32
+	l     *csr.Layout
+	rec   int
+	plain bool
+	size  int // bytes read per entry
+	ids   []uint32
 	// ents are the raw entries, dec the decoded ones; buf the lists read,
 	// vertex i's at at[i] (-1: in place).
 	ents []byte
@@ -33,14 +36,18 @@ type listSet struct {
 }
 
 func newListSet(l *csr.Layout) *listSet {
-	return &listSet{l: l, rec: l.Codec.RecordBytes()}
+	s := &listSet{l: l, rec: l.Codec.RecordBytes(), plain: l.Config.Naive, size: l.Codec.Size}
+	if s.plain {
+		s.size = 16 // the list's start and its end, the next vertex's start
+	}
+	return s
 }
 
 // queueEntries queues the READs of the index entries of ids (sorted;
 // kept by the set until the next call).
 func (s *listSet) queueEntries(rd reader, ids []uint32) error {
 	s.ids = ids
-	size := s.l.Codec.Size
+	size := s.size
 	s.ents = grow(s.ents, len(ids)*size)
 	if cap(s.dec) < len(ids) {
 		s.dec = newEntries(s.l.Codec, max(len(ids), 2*cap(s.dec)))
@@ -57,12 +64,31 @@ func (s *listSet) queueEntries(rd reader, ids []uint32) error {
 
 // decodeEntries decodes the entries (after the reader's Flush).
 func (s *listSet) decodeEntries() error {
-	size := s.l.Codec.Size
+	size := s.size
 	for i, v := range s.ids {
-		if err := s.l.Codec.Decode(s.ents[i*size:(i+1)*size], &s.dec[i]); err != nil {
+		b := s.ents[i*size : (i+1)*size]
+		if s.plain {
+			if err := s.decodePlain(b, v, &s.dec[i]); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := s.l.Codec.Decode(b, &s.dec[i]); err != nil {
 			return errors.Wrapf(err, "rank: index entry of vertex %d", v)
 		}
 	}
+	return nil
+}
+
+// decodePlain makes the entry of a plain-CSR list from its bounding
+// offset words.
+func (s *listSet) decodePlain(b []byte, v uint32, e *csr.Entry) error {
+	start, end := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:])
+	rec := uint64(s.rec)
+	if end < start || (end-start)%rec != 0 || (end-start)/rec > uint64(s.l.N)*uint64(s.l.N) {
+		return errors.Errorf("rank: vertex %d's plain-CSR list [%#x, %#x) is not a list of %d-byte records (corrupt store)", v, start, end, rec)
+	}
+	e.Kind, e.Addr, e.Degree = csr.OutOfPlace, start, uint32((end-start)/rec)
 	return nil
 }
 
@@ -131,6 +157,9 @@ func (s *listSet) list(i int) []uint32 { return s.dst[s.off[i]:s.off[i+1]] }
 // bytes is what the set holds at its high-water mark.
 func (s *listSet) bytes() uint64 {
 	c := s.l.Codec
+	if s.plain {
+		return uint64(cap(s.ents)+cap(s.buf)) + 8*uint64(cap(s.at)+cap(s.off)) + 4*uint64(cap(s.dst)) + uint64(cap(s.dec))*64
+	}
 	return uint64(cap(s.ents)+cap(s.buf)) + 8*uint64(cap(s.at)+cap(s.off)) + 4*uint64(cap(s.dst)) +
 		uint64(cap(s.dec))*uint64(4*c.InPlaceCap()+4*c.Chunks+64)
 }

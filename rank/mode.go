@@ -102,5 +102,5 @@ func IsPlain(modeName string) bool {
 // are in- and out-neighbours.
 func NeedsIn(c Config, s algo.Spec) bool {
 	m, err := parseMode(c.Mode)
-	return err == nil && (m.pulls(&c, s) || (s.Triangles && !m.plain()))
+	return err == nil && (m.pulls(&c, s) || s.Triangles)
 }

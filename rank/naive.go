@@ -19,8 +19,22 @@ type naiveMode struct{}
 
 func (naiveMode) String() string                            { return ModeNaive }
 func (naiveMode) plain() bool                               { return true }
-func (naiveMode) reserve(StoreConfig, []int) uint64         { return 0 }
-func (naiveMode) place(*Store, StoreConfig, []uint64) error { return nil }
+
+// reserve and place: only the triangle operator's regions (LCC).
+func (naiveMode) reserve(c StoreConfig, cm []int) uint64 {
+	if c.Triangles {
+		return triReserve(c, cm)
+	}
+	return 0
+}
+
+func (naiveMode) place(st *Store, c StoreConfig, start []uint64) error {
+	if c.Triangles {
+		return placeTriangles(st, c, append([]uint64(nil), start...))
+	}
+	return nil
+}
+
 func (naiveMode) fetcher(wk *worker) (fetcher, error)       { return &naiveFetcher{wk: wk}, nil }
 func (naiveMode) pulls(*Config, algo.Spec) bool             { return false }
 func (naiveMode) remote(*Config, bool) remotePath           { return viaDirect }

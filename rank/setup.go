@@ -86,6 +86,13 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 			return err
 		}
 	}
+	if e.st.tri != nil && e.me == 0 {
+		// The triangle operator's heaps, empty before anyone reserves
+		// room in them (after the first boundary).
+		if err := e.st.tri.resetHeaps(ep); err != nil {
+			return err
+		}
+	}
 	return e.mode.setup(e)
 }
 

@@ -755,8 +755,13 @@ func (t *triangles) credit(x uint32, c uint64) error {
 		wk.stats.Local++
 		return nil
 	}
-	if e.it.remote == viaMailboxes && e.it.valrd {
+	switch {
+	case e.it.remote == viaMailboxes && e.it.valrd:
 		return wk.sender.Val(e.st.ChunkOf(x), x, c)
+	case e.it.remote == viaLocalCopy: // FAM-Graph: every vertex's accumulator is here
+		atomic.AddUint64(&e.allAcc[x], c)
+		wk.stats.Local++
+		return nil
 	}
 	return wk.direct.Add(x, c)
 }
