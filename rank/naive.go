@@ -17,8 +17,8 @@ import (
 // every non-local update a remote CAS with its own doorbell.
 type naiveMode struct{}
 
-func (naiveMode) String() string                            { return ModeNaive }
-func (naiveMode) plain() bool                               { return true }
+func (naiveMode) String() string { return ModeNaive }
+func (naiveMode) plain() bool    { return true }
 
 // reserve and place: only the triangle operator's regions (LCC).
 func (naiveMode) reserve(c StoreConfig, cm []int) uint64 {
@@ -35,18 +35,18 @@ func (naiveMode) place(st *Store, c StoreConfig, start []uint64) error {
 	return nil
 }
 
-func (naiveMode) fetcher(wk *worker) (fetcher, error)       { return &naiveFetcher{wk: wk}, nil }
-func (naiveMode) pulls(*Config, algo.Spec) bool             { return false }
-func (naiveMode) remote(*Config, bool) remotePath           { return viaDirect }
-func (naiveMode) perOpDirect() bool                         { return true }
-func (naiveMode) logDirect() bool                           { return false }
-func (naiveMode) setup(*engine) error                       { return nil }
-func (naiveMode) exchanges() bool                           { return false }
-func (naiveMode) exchange(*engine) error                    { return nil }
-func (naiveMode) refresh(*engine) error                     { return nil }
-func (naiveMode) cacheBytes(*engine) uint64                 { return 0 }
-func (naiveMode) holdsSources() bool                        { return false }
-func (naiveMode) pullSources(*engine, *worker, int) error   { return nil }
+func (naiveMode) fetcher(wk *worker) (fetcher, error)     { return &naiveFetcher{wk: wk}, nil }
+func (naiveMode) pulls(*Config, algo.Spec) bool           { return false }
+func (naiveMode) remote(*Config, bool) remotePath         { return viaDirect }
+func (naiveMode) perOpDirect() bool                       { return true }
+func (naiveMode) logDirect() bool                         { return false }
+func (naiveMode) setup(*engine) error                     { return nil }
+func (naiveMode) exchanges() bool                         { return false }
+func (naiveMode) exchange(*engine) error                  { return nil }
+func (naiveMode) refresh(*engine) error                   { return nil }
+func (naiveMode) cacheBytes(*engine) uint64               { return 0 }
+func (naiveMode) holdsSources() bool                      { return false }
+func (naiveMode) pullSources(*engine, *worker, int) error { return nil }
 
 // collect reads the lane's whole inbox: the baseline keeps no log.
 func (naiveMode) collect(e *engine, wk *worker, lo, hi uint32) error {
