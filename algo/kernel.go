@@ -100,6 +100,13 @@ type Spec struct {
 	// candidate that is not below the destination's current value changes
 	// nothing and the engine may drop it before sending it.
 	Monotone bool
+	// Relax says a Monotone kernel's contribution is its value (WCC's
+	// labels, SSSP's distances), so any order of its candidates reaches
+	// the same fixed point: the engine may let a vertex see, within an
+	// iteration, a value a neighbour took earlier in that iteration
+	// (Gauss–Seidel, as asynchronous label propagation and Bellman–Ford
+	// do), which takes fewer iterations.
+	Relax bool
 	// Dangling says Update reads Iteration.Dangling.
 	Dangling bool
 	// Symmetric runs the kernel on the graph with every edge in both

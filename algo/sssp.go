@@ -23,7 +23,7 @@ import (
 type SSSP struct{ Source uint32 }
 
 func (SSSP) Spec() Spec {
-	return Spec{Reduce: Min, Edge: AddWeight, Float: true, Identity: math.Float64bits(math.Inf(1)), Weighted: true, Monotone: true}
+	return Spec{Reduce: Min, Edge: AddWeight, Float: true, Identity: math.Float64bits(math.Inf(1)), Weighted: true, Monotone: true, Relax: true}
 }
 
 func (s SSSP) Init(v, _ uint32) (float64, bool) {

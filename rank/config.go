@@ -87,6 +87,10 @@ type Config struct {
 	// active edges exceed |E|/ValuePullDivisor (default 3): it reads every
 	// list of the chunk, the collaborative update only the active ones'.
 	ValuePullDivisor float64
+	// NoRelax keeps value-pull iterations of Relax kernels (algo.Spec.Relax:
+	// WCC, SSSP) Jacobi: a vertex sees only the values of the iteration's
+	// start, not those its CN's pulls lowered earlier in it.
+	NoRelax bool
 	// RefRDMin is the segment length T from which a segment for another
 	// chunk is sent by reference instead of fetched (default 256 edges,
 	// see docs/design.md).
@@ -175,8 +179,8 @@ func (c *Config) Validate() error {
 	if _, err := parseMode(c.Mode); err != nil {
 		return err
 	}
-	if c.Mode != ModeDMG && (c.NoMerge || c.NoDoorbell || c.NoCollab || c.NoRefRD || c.NoValRD || c.NoPull || c.NoBottomUp || c.NoValuePull) {
-		return paramErrorf("the ablation flags (--no-merge, --no-doorbell, --no-collab, --no-refrd, --no-valrd, --no-pull, --no-bottom-up, --no-value-pull) apply to --mode dmg only")
+	if c.Mode != ModeDMG && (c.NoMerge || c.NoDoorbell || c.NoCollab || c.NoRefRD || c.NoValRD || c.NoPull || c.NoBottomUp || c.NoValuePull || c.NoRelax) {
+		return paramErrorf("the ablation flags (--no-merge, --no-doorbell, --no-collab, --no-refrd, --no-valrd, --no-pull, --no-bottom-up, --no-value-pull, --no-relax) apply to --mode dmg only")
 	}
 	switch c.ValRDApply {
 	case "cn", "mn", "auto":
@@ -218,7 +222,7 @@ func (c *Config) Ablations() []string {
 		on   bool
 		name string
 	}{{c.NoMerge, "--no-merge"}, {c.NoDoorbell, "--no-doorbell"}, {c.NoCollab, "--no-collab"}, {c.NoRefRD, "--no-refrd"},
-		{c.NoValRD, "--no-valrd"}, {c.NoPull, "--no-pull"}, {c.NoBottomUp, "--no-bottom-up"}, {c.NoValuePull, "--no-value-pull"}, {c.NoSteal, "--no-steal"}, {c.NoHubSplit, "--no-hubsplit"}} {
+		{c.NoValRD, "--no-valrd"}, {c.NoPull, "--no-pull"}, {c.NoBottomUp, "--no-bottom-up"}, {c.NoValuePull, "--no-value-pull"}, {c.NoRelax, "--no-relax"}, {c.NoSteal, "--no-steal"}, {c.NoHubSplit, "--no-hubsplit"}} {
 		if f.on {
 			out = append(out, f.name)
 		}

@@ -125,7 +125,11 @@ type plan struct {
 	// vpull: a dense pull iteration in which every CN pulls its vertices'
 	// whole in-lists against every chunk's contributions (valuepull.go)
 	// and nothing is sent.
-	vpull   bool
+	vpull bool
+	// relax: a value pull of a Relax kernel (algo.Spec.Relax): a vertex
+	// whose pull lowers its value publishes it at once in the words the
+	// CN's other pulls read (Gauss–Seidel within the CN).
+	relax   bool
 	valrdAt string // who applies ValRD pairs: "cn" or "mn" ("" when none are sent)
 	sparseT bool   // tasks index the frontier list
 	// skipIdle: the pull tests the frontier's bitmap before it loads a
@@ -340,6 +344,7 @@ func (e *engine) plan(it int, dense bool, activeE uint64, few bool) {
 	}
 	if p.pull && vbusy && !p.bottomUp && !p.rpull {
 		p.vpull, p.remote = true, viaValues
+		p.relax = e.spec.Relax && e.spec.Monotone && e.op.IsMin() && !e.spec.Traversal && e.bagU == nil && !c.NoRelax
 	}
 	if p.remote == viaMailboxes {
 		// Custom edge maps go by value: their candidates need the kernel,

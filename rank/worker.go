@@ -2,6 +2,7 @@ package rank
 
 import (
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/dmg-hpc/dmg/algo"
@@ -341,6 +342,23 @@ func (wk *worker) pull(a *adj, src []uint32, ws []float32) error {
 	var active []uint64 // every source, or the own frontier's bitmap
 	if e.it.skipIdle && e.front.dense && !e.it.vpull {
 		active = e.front.bits
+	}
+	if e.it.relax {
+		// Gauss–Seidel: a whole vertex's lower value is read by the pulls
+		// that follow, this worker's and the others' (atomic loads); a
+		// hub's pieces only read.
+		if a.from > 0 || a.to < a.deg {
+			if r := e.op.GatherRelaxed(e.op.Identity(), contrib, base, src, ws); r != e.op.Identity() {
+				e.op.FoldAtomic(&acc[i], r)
+			}
+			return nil
+		}
+		r := e.op.GatherRelaxed(acc[i], contrib, base, src, ws)
+		acc[i] = r
+		if e.op.Better(r, e.val[i]) {
+			atomic.StoreUint64(&e.far[a.v], r)
+		}
+		return nil
 	}
 	if a.from > 0 || a.to < a.deg || e.pull != nil {
 		r := e.op.Gather(e.op.Identity(), contrib, active, base, src, ws, e.spec.Traversal)

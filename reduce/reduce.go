@@ -325,6 +325,38 @@ func (o Op) Gather(acc uint64, contrib []uint64, active []uint64, base uint32, s
 	return acc
 }
 
+// GatherRelaxed is Gather for a minimum (IsMin) over contributions that
+// other goroutines may lower while it reads them (a relaxed iteration:
+// algo.Spec.Relax): every load is atomic, which on amd64 and arm64 is
+// the plain load Gather makes.
+func (o Op) GatherRelaxed(acc uint64, contrib []uint64, base uint32, src []uint32, w []float32) uint64 {
+	if o.k == minF {
+		s := math.Float64frombits(acc)
+		if o.weighted {
+			w = w[:len(src)]
+			for i, u := range src {
+				s = min(s, math.Float64frombits(atomic.LoadUint64(&contrib[u-base]))+float64(w[i]))
+			}
+			return math.Float64bits(s)
+		}
+		for _, u := range src {
+			s = min(s, math.Float64frombits(atomic.LoadUint64(&contrib[u-base])))
+		}
+		return math.Float64bits(s)
+	}
+	if o.weighted {
+		w = w[:len(src)]
+		for i, u := range src {
+			acc = o.Combine(acc, o.Candidate(atomic.LoadUint64(&contrib[u-base]), w[i]))
+		}
+		return acc
+	}
+	for _, u := range src {
+		acc = min(acc, atomic.LoadUint64(&contrib[u-base]))
+	}
+	return acc
+}
+
 func (o Op) gatherActive(acc uint64, contrib []uint64, active []uint64, base uint32, src []uint32, w []float32, first bool) uint64 {
 	for i, u := range src {
 		j := u - base
