@@ -167,10 +167,13 @@ func TestGraphalyticsLocal(t *testing.T) {
 	}
 }
 
-// variantFlags are the modes and ablations every kernel must agree in.
+// variantFlags are the modes and ablations every kernel must agree in (the
+// update coordinator's without the value pull, which would take their
+// dense iterations).
 var variantFlags = [][]string{
 	{"--mode", "naive"}, {"--mode", "famgraph"}, {"--no-inplace"}, {"--no-merge"}, {"--no-doorbell"},
-	{"--no-collab"}, {"--no-refrd"}, {"--no-valrd"}, {"--refrd-min", "1", "--valrd-apply", "mn"}, {"--refrd-puller", "--refrd-min", "1"}, {"--entry-size", "16"}, {"--entry-size", "64", "--inflight", "3"},
+	{"--no-collab", "--no-value-pull"}, {"--no-refrd", "--no-value-pull"}, {"--no-valrd", "--no-value-pull"},
+	{"--refrd-min", "1", "--valrd-apply", "mn", "--no-value-pull"}, {"--refrd-puller", "--refrd-min", "1", "--no-value-pull"}, {"--entry-size", "16"}, {"--entry-size", "64", "--inflight", "3"},
 	{"--hub-degree", "2", "--workers", "3"}, {"--hub-degree", "2", "--no-hubsplit", "--no-steal"}, {"--mode", "naive", "--hub-degree", "2"},
 	{"--no-pull"}, {"--no-bottom-up"}, {"--dense-threshold", "0.000001"}, {"--dense-threshold", "1000000000"}, {"--merge-gap", "1"},
 	{"--remote-pull", "--pull-threshold", "1000000000", "--dense-threshold", "1000000000"}, {"--sparse-valrd-min", "1", "--dense-threshold", "0.000001"},

@@ -15,8 +15,9 @@ import (
 
 // DefaultModeVariants is the comparison `dmg bench modes` runs: the two
 // baselines, then the design with its parts switched on one at a time
-// (the paper's breakdown), then the design in full.
-const DefaultModeVariants = "naive=--mode naive;famgraph=--mode famgraph;dmg-direct=--no-collab;dmg-valrd=--no-refrd;dmg-refrd=--no-valrd;dmg=--mode dmg"
+// (the paper's breakdown: direct update, ValRD, RefRD, both, all without
+// the value pull), then the design in full.
+const DefaultModeVariants = "naive=--mode naive;famgraph=--mode famgraph;dmg-direct=--no-collab --no-value-pull;dmg-valrd=--no-refrd --no-value-pull;dmg-refrd=--no-valrd --no-value-pull;dmg-collab=--no-value-pull;dmg=--mode dmg"
 
 // modeVariant is one configuration of the comparison.
 type modeVariant struct {

@@ -20,7 +20,7 @@ const (
 	DefaultGraphs   = "kron:14"
 	DefaultAlgos    = "pagerank,bfs"
 	DefaultLayouts  = "cn:2,mn:2"
-	DefaultVariants = "naive=--mode naive,famgraph=--mode famgraph,dmg-nomerge=--no-collab --no-merge,dmg-direct=--no-collab,dmg=,no-stage2=--no-steal --no-hubsplit"
+	DefaultVariants = "naive=--mode naive,famgraph=--mode famgraph,dmg-nomerge=--no-collab --no-value-pull --no-merge,dmg-direct=--no-collab --no-value-pull,dmg=,no-stage2=--no-steal --no-hubsplit"
 	DefaultBaseline = "naive"
 	DefaultOutDir   = "bench-results"
 )
