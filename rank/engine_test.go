@@ -296,9 +296,9 @@ func variants() []variant {
 		{name: "remote-pull", engine: rank.Config{RemotePull: true}},
 		{name: "remote-pull-always", engine: rank.Config{RemotePull: true, PullDivisor: 1e12, NoBottomUp: true, Workers: 3, Batch: 5}},
 		{name: "pull-always", engine: rank.Config{PullDivisor: 1e12}},
-		{name: "no-collab", engine: rank.Config{NoCollab: true}},
-		{name: "no-refrd", engine: rank.Config{NoRefRD: true}},
-		{name: "no-valrd", engine: rank.Config{NoValRD: true}},
+		{name: "no-collab", engine: rank.Config{NoCollab: true, NoValuePull: true}},
+		{name: "no-refrd", engine: rank.Config{NoRefRD: true, NoValuePull: true}},
+		{name: "no-valrd", engine: rank.Config{NoValRD: true, NoValuePull: true}},
 		{name: "no-merge-no-doorbell", engine: rank.Config{NoMerge: true, NoDoorbell: true}},
 		// The collaborative update in every dense iteration: no value pull.
 		{name: "refrd-all", engine: rank.Config{RefRDMin: 1, NoValuePull: true}},
