@@ -309,7 +309,10 @@ func (e *engine) drainVal(wk *worker, w int, a, b uint32) error {
 	used := e.info.valUsed / bb * bb
 	piece := max(bb, pieceBytes/bb*bb)
 	if w == 0 {
-		e.valBuf = grow(e.valBuf, int(min(used, piece)))
+		if n := int(min(used, piece)); cap(e.valBuf) < n {
+			e.valBuf = e.mem.bytes(int(piece)) // once, at its bound, on huge pages
+		}
+		e.valBuf = e.valBuf[:min(used, piece)]
 	}
 	if err := e.gang.barrier(); err != nil {
 		return err

@@ -26,6 +26,14 @@ func (a *arena) words(n int) []uint64 {
 	return make([]uint64, n)
 }
 
+// bytes returns n zeroed bytes.
+func (a *arena) bytes(n int) []byte {
+	if b := a.mapBytes(n); b != nil {
+		return b
+	}
+	return make([]byte, n)
+}
+
 // free unmaps every array of the arena.
 func (a *arena) free() {
 	for _, m := range a.maps {

@@ -193,15 +193,16 @@ func (e *engine) planTasks() {
 	if e.cfg.HubDegree == 0 {
 		e.cfg.HubDegree = max(1024, edges/uint64(16*len(e.wks)))
 	}
-	deg := make([]uint64, len(e.deg))
-	for i, d := range e.deg {
-		deg[i] = uint64(d)
-	}
+	var deg []uint64 // one loading batch's degrees at a time
 	e.tasks = e.tasks[:0]
 	for _, lb := range e.st.Out.ChunkBatches(e.me) {
+		deg = grow(deg, int(lb.Hi-lb.Lo))
+		for i, d := range e.deg[lb.Lo-e.lo : lb.Hi-e.lo] {
+			deg[i] = uint64(d)
+		}
 		// A multiset kernel's value pull reads whole vertices (bagTask).
 		split := !e.cfg.NoHubSplit && !(e.vp && e.bagU != nil)
-		e.tasks = append(e.tasks, balance.Tasks(deg[lb.Lo-e.lo:lb.Hi-e.lo], lb.Lo, e.cfg.Batch, e.cfg.HubDegree, split)...)
+		e.tasks = append(e.tasks, balance.Tasks(deg, lb.Lo, e.cfg.Batch, e.cfg.HubDegree, split)...)
 	}
 }
 

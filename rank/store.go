@@ -179,16 +179,27 @@ func (io *wordIO) read(s *Store, ep verbs.Endpoint, a int, lo uint32, vals []uin
 	})
 }
 
-// fill writes the word v over attribute array a for vertices [lo, hi).
+// fill writes the word v over attribute array a for vertices [lo, hi),
+// from a buffer of at most fillWords words.
 func (io *wordIO) fill(s *Store, ep verbs.Endpoint, a int, lo, hi uint32, v uint64) error {
 	return s.chunkSpans(lo, hi, func(x, y uint32) error {
-		io.buf = grow(io.buf, 8*int(y-x))
-		for i := range y - x {
+		n := min(y-x, fillWords)
+		io.buf = grow(io.buf, 8*int(n))
+		for i := range n {
 			binary.LittleEndian.PutUint64(io.buf[8*i:], v)
 		}
-		return verbs.WriteBulk(ep, s.Out.AttrAddr(a, x), io.buf)
+		for ; x < y; x += n {
+			if err := verbs.WriteBulk(ep, s.Out.AttrAddr(a, x), io.buf[:8*min(n, y-x)]); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
+
+// fillWords bounds fill's buffer (512 KiB): a chunk's array is written in
+// pieces, not from a buffer as large as it, fresh memory each job.
+const fillWords = 1 << 16
 
 // readWords reads len(w) words at src into w: straight into w's memory
 // where DM's byte order is the machine's, else through *scratch.

@@ -89,14 +89,24 @@ type Direct struct {
 	vals  []byte // Prune: the destinations' values
 	spans []valSpan
 	chunk []int // Prune: each pending destination's chunk
+	hs    []int // Prune with a viewer: each single read's view
 }
 
 // valSpan is what Prune reads of one chunk's values: the range [lo, hi] of
-// its n pending destinations, whole (at off in vals) or one by one.
+// its n pending destinations, whole (at off in vals, or view h) or one by
+// one.
 type valSpan struct {
 	lo, hi, n uint32
 	whole     bool
-	off       int
+	off, h    int
+}
+
+// viewer is a Reader whose reads can land in its own buffer, to be read
+// there until its next Flush (verbs.ReadMerger: registered memory where
+// the fabric has it), so Prune copies nothing.
+type viewer interface {
+	ReadView(src verbs.Addr, n int) (int, error)
+	View(h int) []byte
 }
 
 // maxPruneSpan bounds a range Prune reads whole (16 MiB of values).
@@ -242,6 +252,9 @@ func (d *Direct) prune() error {
 		r.lo, r.hi, r.n = min(r.lo, pd.v), max(r.hi, pd.v), r.n+1
 	}
 	d.spans = sp
+	if v, ok := d.cfg.Reader.(viewer); ok {
+		return d.pruneViews(v, sp)
+	}
 	off := 8 * len(d.pend) // one slot per destination read alone, at the start
 	for k := range sp {
 		r := &sp[k]
@@ -269,14 +282,60 @@ func (d *Direct) prune() error {
 	if err := d.cfg.Reader.Flush(); err != nil {
 		return err
 	}
-	d.keep = d.keep[:0]
-	for i, pd := range d.pend {
+	return d.keepBetter(func(i int, pd *pending) uint64 {
 		at := 8 * i
 		if r := &sp[d.chunk[i]]; r.whole {
 			at = r.off + 8*int(pd.v-r.lo)
 		}
-		if d.op.Better(pd.cand, binary.LittleEndian.Uint64(d.vals[at:])) {
-			d.keep = append(d.keep, pd)
+		return binary.LittleEndian.Uint64(d.vals[at:])
+	})
+}
+
+// pruneViews is prune through a viewer: the values are read where they
+// land.
+func (d *Direct) pruneViews(v viewer, sp []valSpan) error {
+	for k := range sp {
+		r := &sp[k]
+		span := uint64(r.hi-r.lo) + 1
+		r.whole = r.n > 0 && span <= maxPruneSpan && 8*span <= uint64(r.n)*uint64(d.cfg.Gap)
+		if !r.whole {
+			continue
+		}
+		var err error
+		if r.h, err = v.ReadView(d.tg.ValueAddr(r.lo), int(8*span)); err != nil {
+			return err
+		}
+	}
+	d.hs = d.hs[:0]
+	for i, pd := range d.pend {
+		h := -1
+		if !sp[d.chunk[i]].whole {
+			var err error
+			if h, err = v.ReadView(d.tg.ValueAddr(pd.v), 8); err != nil {
+				return err
+			}
+		}
+		d.hs = append(d.hs, h)
+	}
+	if err := d.cfg.Reader.Flush(); err != nil {
+		return err
+	}
+	return d.keepBetter(func(i int, pd *pending) uint64 {
+		if r := &sp[d.chunk[i]]; r.whole {
+			return binary.LittleEndian.Uint64(v.View(r.h)[8*int(pd.v-r.lo):])
+		}
+		return binary.LittleEndian.Uint64(v.View(d.hs[i]))
+	})
+}
+
+// keepBetter keeps the pending candidates better than their
+// destination's value (value(i, pd) for the i-th).
+func (d *Direct) keepBetter(value func(i int, pd *pending) uint64) error {
+	d.keep = d.keep[:0]
+	for i := range d.pend {
+		pd := &d.pend[i]
+		if d.op.Better(pd.cand, value(i, pd)) {
+			d.keep = append(d.keep, *pd)
 		} else {
 			d.stats.Pruned++
 			d.stats.Direct--

@@ -331,13 +331,14 @@ func TestRefRDPullWhileSending(t *testing.T) {
 // destinations with minima; every destination touched appears in the log
 // exactly once, and its inbox word holds the smallest candidate sent to it.
 // With pruning, candidates not below the current value are not sent,
-// whether the values are read one by one or as a chunk's range (gap).
+// whether the values are read one by one or as a chunk's range (gap), into
+// the updater's buffer or as views of a read merger's.
 func TestDirectLogsFirstTouch(t *testing.T) {
 	const n, updaters = 200, 4
 	for _, tc := range []struct {
-		prune bool
-		gap   int
-	}{{false, 0}, {true, 0}, {true, 8}, {true, 1 << 20}} {
+		prune, views bool
+		gap          int
+	}{{false, false, 0}, {true, false, 0}, {true, false, 8}, {true, false, 1 << 20}, {true, true, 0}, {true, true, 8}, {true, true, 1 << 20}} {
 		prune := tc.prune
 		r := newRig(n, 0, 20, update.RefRec, 1)
 		want := make([]uint64, n)
@@ -386,7 +387,16 @@ func TestDirectLogsFirstTouch(t *testing.T) {
 				}
 				wg.Go(func() {
 					var st update.Stats
-					d, err := update.NewDirect(ep, minOp, r, r.mb, update.DirectConfig{Log: true, Prune: prune, Pending: 37, Gap: tc.gap}, &st)
+					cfg := update.DirectConfig{Log: true, Prune: prune, Pending: 37, Gap: tc.gap}
+					if tc.views {
+						m, err := verbs.NewReadMerger(ep, net, tc.gap, 1<<20)
+						if err != nil {
+							errs <- err
+							return
+						}
+						cfg.Reader = m
+					}
+					d, err := update.NewDirect(ep, minOp, r, r.mb, cfg, &st)
 					if err == nil {
 						if err = d.AddSegment(dst, nil, 0, cands); err == nil {
 							err = d.Flush()
