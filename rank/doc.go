@@ -48,7 +48,10 @@
 //     a dense pull iteration with a third of the edges active sends
 //     nothing either: each CN reads the other chunks' contributions from
 //     DM in bulk (a word per vertex of the graph, within
-//     Config.ValuePullMax) and pulls its vertices' whole in-lists.
+//     Config.ValuePullMax) and pulls its vertices' whole in-lists; for
+//     Relax kernels (WCC, SSSP) a lowered value is read at once by the
+//     CN's later pulls (Gauss–Seidel). Multiset kernels gather a task's
+//     bag and the baselines run them this way too.
 //     - With Config.RemotePull (off by default), a dense pull iteration
 //     sends nothing: each CN also pulls for the other chunks' vertices
 //     the segment of their in-lists its own chunk holds, into partial
