@@ -423,7 +423,7 @@ func (e *engine) updateLane(wk *worker, w int, a, b uint32) error {
 		}
 	}
 	e.laneSums[w] = s
-	if e.vp {
+	if e.contribsOnDM() {
 		if err := wk.io.write(e.st, wk.ep, attrContrib, a, e.contrib[a-e.lo:b-e.lo]); err != nil {
 			return err
 		}

@@ -175,7 +175,7 @@ func CheckKernel(c Config, s algo.Spec) error {
 		return nil
 	}
 	if m.remote(&c, true) != viaMailboxes || c.NoValRD || c.ValRDApply == "mn" {
-		return paramErrorf("a kernel with a multiset reduction (every candidate kept, as CDLP's labels) runs in --mode %s only without --no-collab, --no-valrd or --valrd-apply mn: the value pull may not serve it (a graph beyond --value-pull's bound) and then only the collaborative update's mailboxes carry every candidate to its owner", ModeDMG)
+		return paramErrorf("a kernel with a multiset reduction (every candidate kept, as CDLP's labels) runs in --mode %s only without --no-collab, --no-valrd or --valrd-apply mn: the value pull may not serve it (--no-value-pull, or a graph beyond its bound) and then only the collaborative update's mailboxes carry every candidate to its owner", ModeDMG)
 	}
 	return nil
 }

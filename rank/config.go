@@ -187,14 +187,13 @@ func (c *Config) Validate() error {
 	default:
 		return paramErrorf("--valrd-apply %q; expected cn, mn or auto", c.ValRDApply)
 	}
-	if math.IsNaN(c.DenseDivisor) || math.IsInf(c.DenseDivisor, 0) || c.DenseDivisor <= 0 {
-		return paramErrorf("--dense-threshold %v; expected a finite number > 0", c.DenseDivisor)
-	}
-	if math.IsNaN(c.PullDivisor) || math.IsInf(c.PullDivisor, 0) || c.PullDivisor <= 0 {
-		return paramErrorf("--pull-threshold %v; expected a finite number > 0", c.PullDivisor)
-	}
-	if math.IsNaN(c.ValuePullDivisor) || math.IsInf(c.ValuePullDivisor, 0) || c.ValuePullDivisor <= 0 {
-		return paramErrorf("--value-pull-threshold %v; expected a finite number > 0", c.ValuePullDivisor)
+	for _, d := range []struct {
+		flag string
+		v    float64
+	}{{"--dense-threshold", c.DenseDivisor}, {"--pull-threshold", c.PullDivisor}, {"--value-pull-threshold", c.ValuePullDivisor}} {
+		if math.IsNaN(d.v) || math.IsInf(d.v, 0) || d.v <= 0 {
+			return paramErrorf("%s %v; expected a finite number > 0", d.flag, d.v)
+		}
 	}
 	if c.MergeGap < 0 {
 		return paramErrorf("read merge gap %d; expected ≥ 0", c.MergeGap)

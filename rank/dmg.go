@@ -83,7 +83,7 @@ func (dmgMode) exchanges() bool           { return false }
 func (dmgMode) exchange(*engine) error    { return nil }
 func (dmgMode) refresh(*engine) error     { return nil }
 func (dmgMode) cacheBytes(*engine) uint64 { return 0 }
-func (dmgMode) holdsSources() bool        { return true }
+func (dmgMode) sources() sourceKind       { return sourcesRead }
 
 func (dmgMode) pullSources(e *engine, wk *worker, w int) error { return e.readContribs(wk, w) }
 

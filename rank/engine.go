@@ -271,7 +271,7 @@ func (e *engine) iterate(prev sums, s *IterStats) (sums, error) {
 			return sums{}, err
 		}
 	}
-	if e.it.vpull && e.contribStale {
+	if e.it.vpull && e.contribStale && e.contribsOnDM() {
 		// A sparse apply changed contributions it did not write.
 		if err := sync(e.shareContribs(), nil); err != nil {
 			return sums{}, err
@@ -344,7 +344,7 @@ func (e *engine) plan(it int, dense bool, activeE uint64, few bool) {
 	}
 	if p.pull && vbusy && !p.bottomUp && !p.rpull {
 		p.vpull, p.remote = true, viaValues
-		p.relax = e.spec.Relax && e.spec.Monotone && e.op.IsMin() && !e.spec.Traversal && e.bagU == nil && !c.NoRelax
+		p.relax = e.spec.Relax && e.spec.Monotone && e.op.IsMin() && !e.spec.Traversal && !c.NoRelax
 	}
 	if p.remote == viaMailboxes {
 		// Custom edge maps go by value: their candidates need the kernel,

@@ -149,13 +149,12 @@ func (famMode) refresh(e *engine) error {
 	return e.io.read(e.st, e.wks[0].ep, attrValue, 0, e.allVal)
 }
 
-func (famMode) holdsSources() bool { return true }
+func (famMode) sources() sourceKind { return sourcesLocal }
 
 // pullSources computes every vertex's contribution from FAM-Graph's copy
 // of every value (a multiset kernel's value pull), each worker a share.
 func (famMode) pullSources(e *engine, wk *worker, w int) error {
-	n := e.st.N()
-	lo, hi := uint32(uint64(n)*uint64(w)/uint64(len(e.wks))), uint32(uint64(n)*uint64(w+1)/uint64(len(e.wks)))
+	lo, hi := e.vertexShare(w)
 	rec := uint64(e.st.Out.Codec.RecordBytes())
 	for x := lo; x < hi; x += chunkRange {
 		y := min(hi, x+chunkRange)

@@ -43,12 +43,10 @@ type mode interface {
 	collect(e *engine, wk *worker, lo, hi uint32) error
 	// cacheBytes is the CN's per-vertex state beyond the engine's own.
 	cacheBytes(e *engine) uint64
-	// holdsSources says the mode's value pull keeps every vertex's
-	// contribution (engine.far); pullSources readies them before the
-	// push, each worker w a share: the design reads them from DM in bulk,
-	// FAM-Graph computes them from its copy of every value, and the naive
-	// baseline holds none and reads a neighbour's word per edge.
-	holdsSources() bool
+	// sources is where the mode's value pull finds the sources'
+	// contributions (valuepull.go); pullSources readies them before the
+	// push, each worker w a share.
+	sources() sourceKind
 	pullSources(e *engine, wk *worker, w int) error
 }
 

@@ -45,7 +45,7 @@ func (naiveMode) exchanges() bool                         { return false }
 func (naiveMode) exchange(*engine) error                  { return nil }
 func (naiveMode) refresh(*engine) error                   { return nil }
 func (naiveMode) cacheBytes(*engine) uint64               { return 0 }
-func (naiveMode) holdsSources() bool                      { return false }
+func (naiveMode) sources() sourceKind                     { return sourcesPerEdge }
 func (naiveMode) pullSources(*engine, *worker, int) error { return nil }
 
 // collect reads the lane's whole inbox: the baseline keeps no log.

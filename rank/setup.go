@@ -24,7 +24,7 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 	}
 	n := e.hi - e.lo
 	e.val, e.acc = e.mem.words(int(n)), e.mem.words(int(n))
-	if e.vp && e.mode.holdsSources() {
+	if e.holdsSources() {
 		e.far = e.mem.words(int(e.st.N()))
 		e.contrib = e.far[e.lo:e.hi:e.hi]
 	} else {
@@ -81,7 +81,7 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 	if err := e.io.fill(e.st, ep, attrInbox, e.lo, e.hi, id); err != nil {
 		return err
 	}
-	if e.vp {
+	if e.contribsOnDM() {
 		if err := e.shareContribs(); err != nil {
 			return err
 		}

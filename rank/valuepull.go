@@ -33,6 +33,40 @@ import (
 // them, so a value pull that follows a sparse iteration first has every CN
 // write its chunk's whole array, behind a boundary of its own.
 
+// sourceKind is where a mode's value pull finds the sources'
+// contributions.
+type sourceKind uint8
+
+const (
+	sourcesRead    sourceKind = iota // every vertex's, read from DM in bulk (the design)
+	sourcesLocal                     // every vertex's, from a local copy of every value (FAM-Graph)
+	sourcesPerEdge                   // none held: a READ per neighbour (the naive baseline)
+)
+
+// holdsSources says the CN keeps every vertex's contribution (engine.far)
+// for the value pull.
+func (e *engine) holdsSources() bool { return e.vp && e.mode.sources() != sourcesPerEdge }
+
+// contribsOnDM says the owners keep their contributions on DM
+// (attrContrib) because some CN reads them there: the design's value pull
+// on several CNs, the naive one's on any number. Every rank computes the
+// same.
+func (e *engine) contribsOnDM() bool {
+	switch e.mode.sources() {
+	case sourcesRead:
+		return e.vp && e.w.Roles.CN > 1
+	case sourcesPerEdge:
+		return e.vp
+	}
+	return false
+}
+
+// vertexShare is worker w's share of the graph's vertices.
+func (e *engine) vertexShare(w int) (lo, hi uint32) {
+	n, k := uint64(e.st.N()), uint64(len(e.wks))
+	return uint32(n * uint64(w) / k), uint32(n * uint64(w+1) / k)
+}
+
 // valuePulls says whether the job may use the value pull: the design's
 // mode, a kernel whose dense iterations pull and whose candidates are the
 // sources' contributions (no custom edge map, no triangles), more than one
@@ -89,9 +123,7 @@ func (e *engine) shareContribs() error {
 // readContribs reads every other chunk's contributions from DM into e.far,
 // whose own chunk is e.contrib itself. The workers read a share each.
 func (e *engine) readContribs(wk *worker, w int) error {
-	n := e.st.N()
-	share := func(i int) uint32 { return uint32(uint64(n) * uint64(i) / uint64(len(e.wks))) }
-	lo, hi := share(w), share(w+1)
+	lo, hi := e.vertexShare(w)
 	read := func(x, y uint32) error {
 		if x >= y {
 			return nil

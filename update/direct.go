@@ -257,11 +257,9 @@ func (d *Direct) prune() error {
 	}
 	off := 8 * len(d.pend) // one slot per destination read alone, at the start
 	for k := range sp {
-		r := &sp[k]
-		span := uint64(r.hi-r.lo) + 1
-		if r.n > 0 && span <= maxPruneSpan && 8*span <= uint64(r.n)*uint64(d.cfg.Gap) {
-			r.whole, r.off = true, off
-			off += int(8 * span)
+		if r := &sp[k]; d.readWhole(r) {
+			r.off = off
+			off += 8 * int(r.hi-r.lo+1)
 		}
 	}
 	d.vals = grow(d.vals, off)
@@ -291,18 +289,24 @@ func (d *Direct) prune() error {
 	})
 }
 
+// readWhole decides whether Prune reads span r's range whole: its pending
+// destinations lie denser than the merge gap, within maxPruneSpan.
+func (d *Direct) readWhole(r *valSpan) bool {
+	span := uint64(r.hi-r.lo) + 1
+	r.whole = r.n > 0 && span <= maxPruneSpan && 8*span <= uint64(r.n)*uint64(d.cfg.Gap)
+	return r.whole
+}
+
 // pruneViews is prune through a viewer: the values are read where they
 // land.
 func (d *Direct) pruneViews(v viewer, sp []valSpan) error {
 	for k := range sp {
 		r := &sp[k]
-		span := uint64(r.hi-r.lo) + 1
-		r.whole = r.n > 0 && span <= maxPruneSpan && 8*span <= uint64(r.n)*uint64(d.cfg.Gap)
-		if !r.whole {
+		if !d.readWhole(r) {
 			continue
 		}
 		var err error
-		if r.h, err = v.ReadView(d.tg.ValueAddr(r.lo), int(8*span)); err != nil {
+		if r.h, err = v.ReadView(d.tg.ValueAddr(r.lo), 8*int(r.hi-r.lo+1)); err != nil {
 			return err
 		}
 	}
