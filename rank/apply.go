@@ -414,7 +414,7 @@ func (e *engine) updateLane(wk *worker, w int, a, b uint32) error {
 			}
 		}
 		e.prog.Contributions(val, deg, e.contrib[i0:i1])
-		if !all {
+		if !all && !e.bounded {
 			for j := range val {
 				if !e.front.bits.has(i0 + uint32(j)) {
 					e.contrib[i0+uint32(j)] = id
@@ -571,11 +571,13 @@ func (e *engine) applySparse(wk *worker, w int) error {
 
 // nextSparseFrontier makes the changed vertices the next frontier (sorted:
 // the workers' parts are in order) and keeps the contributions of exactly
-// the frontier.
+// the frontier (of every vertex when they bound the values: bounded).
 func (e *engine) nextSparseFrontier(wk *worker) error {
 	id := e.op.Identity()
 	for _, v := range e.oldFront {
-		e.contrib[v-e.lo] = id
+		if !e.bounded {
+			e.contrib[v-e.lo] = id
+		}
 	}
 	list := e.front.list[:0]
 	for _, x := range e.wks {

@@ -93,6 +93,12 @@ type engine struct {
 	vp           bool
 	far          []uint64
 	contribStale bool
+	// bounded: far's other chunks are upper bounds of their values (a
+	// Relax kernel's contributions are its values, which only fall; they
+	// are kept for idle vertices too, where other kernels' fall back to
+	// the identity), so a run for another chunk is filtered against them
+	// before it is sent (reduce.Op.KeepBelow).
+	bounded bool
 
 	// famgraph
 	famIdx         []uint64

@@ -27,6 +27,15 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 	if e.holdsSources() {
 		e.far = e.mem.words(int(e.st.N()))
 		e.contrib = e.far[e.lo:e.hi:e.hi]
+		e.bounded = e.spec.Relax && e.op.IsMin() && e.mode.sources() == sourcesRead && !e.cfg.NoRelax
+		if e.bounded { // no bound known yet
+			id := e.op.Identity()
+			for _, r := range [][]uint64{e.far[:e.lo], e.far[e.hi:]} {
+				for i := range r {
+					r[i] = id
+				}
+			}
+		}
 	} else {
 		e.contrib = e.mem.words(int(n))
 	}
@@ -58,7 +67,7 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 		e.prog.Contributions(e.val[x:y], e.deg[x:y], e.contrib[x:y])
 	}
 	for i := range n {
-		if !e.front.active(e.lo + i) {
+		if !e.front.active(e.lo+i) && !e.bounded {
 			e.contrib[i] = id
 		}
 		if e.spec.Dangling && e.deg[i] == 0 {

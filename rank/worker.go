@@ -27,6 +27,9 @@ type worker struct {
 	// took from the identity in a sparse push.
 	touched []uint32
 	cands   []uint64 // Custom edge maps: one run's candidates
+	// A run for another chunk left by its bound (engine.bounded).
+	keptDst  []uint32
+	keptCand []uint64
 	// The value pull of a multiset kernel: the bag of the task being read,
 	// whose first vertex is tlo, and its UpdateBag's iteration.
 	tbag bag
@@ -275,6 +278,15 @@ func (wk *worker) handle(a *adj, k int, seg []uint32, ws []float32) error {
 	c := e.contrib[a.v-e.lo]
 	cands := wk.candidates(a.v, c, seg, ws)
 	wk.stats.Candidates += n
+	if e.bounded {
+		var dropped uint64
+		wk.keptDst, wk.keptCand, dropped = e.op.KeepBelow(e.far, seg, ws, c, cands, wk.keptDst[:0], wk.keptCand[:0])
+		wk.stats.Pruned += dropped
+		if len(wk.keptDst) == 0 {
+			return nil
+		}
+		seg, ws, cands = wk.keptDst, nil, wk.keptCand
+	}
 	switch e.it.remote {
 	case viaMailboxes:
 		if e.it.valrd {

@@ -235,6 +235,29 @@ func (o Op) ScatterAtomicBelow(acc, vals []uint64, base uint32, dst []uint32, w 
 	return touched, dropped
 }
 
+// KeepBelow filters a run for another chunk against bound, an upper bound
+// of every destination's value (indexed by vertex id) that other
+// goroutines lower concurrently: a minimum's candidate not below its
+// destination's bound changes nothing and is dropped before it is sent.
+// The candidates kept are appended, with their destinations, to dst and
+// cands, and each lowers its destination's bound, since it will be
+// applied before the iteration ends (a lost race keeps a higher bound,
+// which is still one). It returns the appended slices and the count
+// dropped.
+func (o Op) KeepBelow(bound []uint64, run []uint32, w []float32, c uint64, given []uint64, dst []uint32, cands []uint64) ([]uint32, []uint64, uint64) {
+	var dropped uint64
+	for i, d := range run {
+		cand := o.EdgeCandidate(i, c, w, given)
+		if !o.Better(cand, atomic.LoadUint64(&bound[d])) {
+			dropped++
+			continue
+		}
+		atomic.StoreUint64(&bound[d], cand)
+		dst, cands = append(dst, d), append(cands, cand)
+	}
+	return dst, cands, dropped
+}
+
 // casReduce folds cand into *a atomically and reports whether *a was the
 // identity before.
 func (o Op) casReduce(a *uint64, cand uint64) bool {

@@ -122,6 +122,35 @@ func TestLoopsAgreeWithDefinition(t *testing.T) {
 		if ga, gf := o.Gather(s.Identity, contrib, active, base, dst, w, true), o.Gather(s.Identity, contrib, nil, base, dst, w, true); ga != gf {
 			t.Fatalf("spec %d: first-wins Gather over the active sources %#x, want %#x", si, ga, gf)
 		}
+		// KeepBelow keeps exactly the candidates below their bound as it
+		// was lowered by the run's earlier candidates, and leaves each
+		// bound at the minimum of its old value and the run's candidates.
+		if o.IsMin() {
+			bound := make([]uint64, base+n)
+			for i := range bound {
+				bound[i] = word()
+			}
+			wantB := slices.Clone(bound)
+			var wantD []uint32
+			var wantC []uint64
+			dropped := uint64(0)
+			for i, d := range dst {
+				cand := o.Candidate(c, w[i])
+				if !o.Better(cand, wantB[d]) {
+					dropped++
+					continue
+				}
+				wantB[d] = cand
+				wantD, wantC = append(wantD, d), append(wantC, cand)
+			}
+			gotD, gotC, gotDropped := o.KeepBelow(bound, dst, w, c, nil, nil, nil)
+			if !slices.Equal(gotD, wantD) || !slices.Equal(gotC, wantC) || gotDropped != dropped || !slices.Equal(bound, wantB) {
+				t.Fatalf("spec %d: KeepBelow kept %v %v (dropped %d), want %v %v (dropped %d)", si, gotD, gotC, gotDropped, wantD, wantC, dropped)
+			}
+			if dropped == 0 || len(wantD) == 0 {
+				t.Fatalf("spec %d: KeepBelow's case keeps %d and drops %d; want both", si, len(wantD), dropped)
+			}
+		}
 		// FoldPairs takes only its lane.
 		got, want = slices.Clone(init), slices.Clone(init)
 		o.FoldPairs(got, base, base+10, base+40, dst, cands)
