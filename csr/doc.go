@@ -45,6 +45,10 @@
 // pass over the input counts every vertex's degrees, the caller's
 // partition picks the vertex range [lo, hi), and a second pass keeps the
 // out-edges of those vertices, so memory is O(|V|) plus the share's edges.
+// A text edge list takes a first pass that parses it to collect its ids;
+// that pass keeps the parsed edges while they fit Options.KeepBytes
+// (kept.go), and the later passes then read them instead of parsing the
+// text again.
 // OpenShareWith with ShareOptions.In also keeps their in-edges (Share.In):
 // exactly the rows [lo, hi) of the transpose of the graph Open builds,
 // with the same self-loops and parallel edges and each edge weighing what

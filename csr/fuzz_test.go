@@ -285,6 +285,9 @@ func FuzzShare(f *testing.F) {
 		// parallel blocks cut anywhere.
 		full, _, ferr := open(p, serialOpts(o), carefulConfig())
 		o.Workers = 1 + int(split%3)
+		// The text passes from the kept edges, from the text, or from the
+		// text after a budget the edges overflow.
+		o.KeepBytes = []int64{0, -1, 40}[split/3%3]
 		sh, _, serr := openShare(p, o, ShareOptions{In: sel&128 == 0}, func(deg []uint64) (uint32, uint32, error) {
 			n := uint32(len(deg))
 			return min(uint32(a), uint32(b), n), min(max(uint32(a), uint32(b)), n), nil

@@ -61,6 +61,13 @@ type Options struct {
 	// Workers is the number of goroutines of the builder and the
 	// generators; 0 means GOMAXPROCS. The result does not depend on it.
 	Workers int
+	// KeepBytes bounds the parsed edges a share reader (OpenShare) keeps
+	// from its first pass over a text edge list (SNAP, .el, .wel), so
+	// that its later passes need not parse the text again: 0 means
+	// DefaultKeepBytes (1 GiB), a negative value keeps nothing. An input
+	// whose edges do not fit is parsed again. The graph read does not
+	// depend on it.
+	KeepBytes int64
 
 	// vertexLimit, if non-zero, lowers MaxVertices (fuzz tests use it to
 	// keep headers from asking for huge allocations).

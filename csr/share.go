@@ -165,10 +165,11 @@ func openShare(spec string, opts Options, so ShareOptions, part func(deg []uint6
 		return nil, nil, err
 	}
 	o.EnsureDefaults()
-	pass, err := passes(spec, &o, rc)
+	pass, free, err := passes(spec, &o, rc)
 	if err != nil {
 		return nil, nil, err
 	}
+	defer free()
 	// Pass 1: out- and in-degrees (the slices grow with the ids seen; the
 	// readers check every id against the vertex count they declare). An
 	// undirected graph's degree is their sum; self-loops count once. In
@@ -505,12 +506,13 @@ func (b *batcher) edges(es []edgeRec) {
 }
 
 // passes returns a function that makes one pass over the input named by
-// spec, sending its edges (dense ids) to snk.
-func passes(spec string, o *Options, rc *readConfig) (func(snk sink) (*header, error), error) {
+// spec, sending its edges (dense ids) to snk, and one that releases what
+// the passes kept (call it after the last pass).
+func passes(spec string, o *Options, rc *readConfig) (func(snk sink) (*header, error), func(), error) {
 	if IsGeneratorSpec(spec) {
 		gs, err := ParseGenSpec(spec)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		return func(snk sink) (*header, error) {
 			h := &header{n: uint32(gs.N), directed: true,
@@ -527,11 +529,11 @@ func passes(spec string, o *Options, rc *readConfig) (func(snk sink) (*header, e
 				}
 			})
 			return h, nil
-		}, nil
+		}, nop, nil
 	}
 	path, format, err := resolve(spec, o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	switch format {
 	case FormatGraphalytics:
@@ -541,7 +543,7 @@ func passes(spec string, o *Options, rc *readConfig) (func(snk sink) (*header, e
 				return nil, err
 			}
 			return &header{n: el.N, ids: el.IDs, directed: el.Directed, weighted: el.Weights != nil, meta: meta}, nil
-		}, nil
+		}, nop, nil
 	case FormatMTX, FormatBinary:
 		return func(snk sink) (*header, error) {
 			f, err := openFile(path, nil)
@@ -560,16 +562,20 @@ func passes(spec string, o *Options, rc *readConfig) (func(snk sink) (*header, e
 				return nil, err
 			}
 			return &header{n: el.N, ids: el.IDs, directed: el.Directed, weighted: el.Weights != nil, meta: meta}, nil
-		}, nil
+		}, nop, nil
 	case FormatSNAP, FormatEL, FormatWEL:
 		return textPasses(path, format, o, rc)
 	}
-	return nil, errors.Errorf("csr: %s: unknown format %q", path, format)
+	return nil, nil, errors.Errorf("csr: %s: unknown format %q", path, format)
 }
 
+func nop() {}
+
 // textPasses reads a text edge list once to collect its vertex ids (sorted,
-// distinct), then maps every later pass's ids to dense ones.
-func textPasses(path, format string, o *Options, rc *readConfig) (func(snk sink) (*header, error), error) {
+// distinct), then maps every later pass's ids to dense ones. The first
+// pass keeps the parsed edges while they fit Options.KeepBytes
+// (keptEdges), and the later passes then read those instead of the text.
+func textPasses(path, format string, o *Options, rc *readConfig) (func(snk sink) (*header, error), func(), error) {
 	weighted := format == FormatWEL
 	lines := edgeListLines(weighted, o, rc)
 	scan := func(mode int, m *idMap, use func(p *parsedEdges) uint64) (uint64, error) {
@@ -586,30 +592,41 @@ func textPasses(path, format string, o *Options, rc *readConfig) (func(snk sink)
 		return count, err
 	}
 	ids := &idSet{workers: o.Workers}
+	kept := newKeptEdges(o.keepBytes())
 	count, err := scan(reuseBlocks, nil, func(p *parsedEdges) uint64 {
 		b := p.blk
 		ids.add32(b.s32, b.maxID)
 		ids.add32(b.d32, b.maxID)
 		ids.add64(b.s64, b.maxID)
 		ids.add64(b.d64, b.maxID)
+		kept.add(b)
 		return uint64(b.len())
 	})
 	if err != nil {
-		return nil, err
+		kept.free()
+		return nil, nil, err
 	}
 	m, err := ids.idMap(path)
 	if err != nil {
-		return nil, err
+		kept.free()
+		return nil, nil, err
+	}
+	if kept.ok() {
+		kept.densify(m, o.Workers)
 	}
 	return func(snk sink) (*header, error) {
 		meta := &Meta{Name: datasetName(path), Path: path, Format: format, InputEdges: count}
 		h := &header{n: m.n, ids: m.ids, directed: true, weighted: weighted, meta: meta}
+		if kept.ok() {
+			kept.send(snk)
+			return h, nil
+		}
 		_, err := scan(denseEdges, m, func(p *parsedEdges) uint64 {
 			sendEdges(snk, p.recs)
 			return 0
 		})
 		return h, err
-	}, nil
+	}, kept.free, nil
 }
 
 // datasetName is a file's name without directories and extensions.

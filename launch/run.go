@@ -43,6 +43,7 @@ type runFlags struct {
 	inflight    int
 	batch       int
 	mnMem       string
+	loadMem     string
 	fabric      string
 	cxlDir      string
 	cxlDev      string
@@ -93,6 +94,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&r.inflight, "inflight", 1, "goroutines per worker, each with its own endpoint, keeping several batches in flight (raise it on fabrics with µs latency)")
 	fs.IntVar(&r.batch, "batch", 1024, "vertices per task claimed by a worker (at most one loading batch)")
 	fs.StringVar(&r.mnMem, "mn-mem", "", "pool size of each memory node, e.g. 8GiB (default: what the graph and mailboxes need plus 64 KiB)")
+	fs.StringVar(&r.loadMem, "load-mem", "1GiB", "a compute node keeps up to `SIZE` of a text edge list's parsed edges (8 B per edge, 16 with weights) from its first pass for the later ones, which otherwise parse the text again; 0 keeps nothing")
 	fs.StringVar(&r.fabric, "fabric", "", fabricUsage)
 	fs.StringVar(&r.cxlDir, "cxl-dir", "", cxlDirUsage)
 	fs.StringVar(&r.cxlDev, "cxl-dev", "", cxlDevUsage)
@@ -195,6 +197,14 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 			return cfg, BadInputf("launch: --mn-mem %q is not a size like 8GiB", r.mnMem)
 		}
 		cfg.MNMem = b
+	}
+	b, err := humanize.ParseBytes(r.loadMem)
+	if err != nil || b > 1<<62 {
+		return cfg, BadInputf("launch: --load-mem %q is not a size like 1GiB or 0", r.loadMem)
+	}
+	cfg.Csr.KeepBytes = int64(b)
+	if b == 0 {
+		cfg.Csr.KeepBytes = -1 // keep nothing
 	}
 	if r.mergeGap != "auto" {
 		b, err := humanize.ParseBytes(r.mergeGap)

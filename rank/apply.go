@@ -310,7 +310,7 @@ func (e *engine) drainVal(wk *worker, w int, a, b uint32) error {
 	piece := max(bb, pieceBytes/bb*bb)
 	if w == 0 {
 		if n := int(min(used, piece)); cap(e.valBuf) < n {
-			e.valBuf = e.mem.bytes(int(piece)) // once, at its bound, on huge pages
+			e.valBuf = e.mem.Bytes(int(piece)) // once, at its bound, on huge pages
 		}
 		e.valBuf = e.valBuf[:min(used, piece)]
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/balance"
+	"github.com/dmg-hpc/dmg/hugemem"
 	"github.com/dmg-hpc/dmg/reduce"
 	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/dmg-hpc/dmg/update"
@@ -106,7 +107,7 @@ type engine struct {
 
 	stats statsState
 	io    wordIO
-	mem   arena // the large arrays of the cache, freed by close
+	mem   hugemem.Arena // the large arrays of the cache, freed by close
 }
 
 // plan is what one iteration does.
@@ -442,7 +443,7 @@ func (e *engine) close() {
 	if e.gang != nil {
 		e.gang.close()
 	}
-	e.mem.free()
+	e.mem.Free()
 }
 
 // f64 is a value word as a float64.

@@ -23,9 +23,9 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 		}
 	}
 	n := e.hi - e.lo
-	e.val, e.acc = e.mem.words(int(n)), e.mem.words(int(n))
+	e.val, e.acc = e.mem.Words(int(n)), e.mem.Words(int(n))
 	if e.holdsSources() {
-		e.far = e.mem.words(int(e.st.N()))
+		e.far = e.mem.Words(int(e.st.N()))
 		e.contrib = e.far[e.lo:e.hi:e.hi]
 		e.bounded = e.spec.Relax && e.op.IsMin() && e.mode.sources() == sourcesRead && !e.cfg.NoRelax
 		if e.bounded { // no bound known yet
@@ -37,7 +37,7 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 			}
 		}
 	} else {
-		e.contrib = e.mem.words(int(n))
+		e.contrib = e.mem.Words(int(n))
 	}
 	if e.bagU != nil && !e.vp { // the value pull keeps a bag per task
 		e.bag = newBag(e.deg)

@@ -1,41 +1,59 @@
-package rank
+package hugemem
 
 import "unsafe"
 
-// arena holds a CN's large per-vertex arrays (values, accumulators,
-// contributions, the value pull's words) for one job. On Linux they are
+// Arena holds large arrays for one owner and one phase: a CN's per-vertex
+// arrays (values, accumulators, contributions, the value pull's words)
+// for a job, a share reader's kept edges for a load. On Linux they are
 // anonymous mappings advised for transparent huge pages (arena_linux.go):
 // the first touch of each 2 MiB then costs one fault instead of 512, which
 // on a virtual machine is most of what a first iteration pays (about 12 µs
 // per 4 KiB page measured here), and the gathers' random reads miss the
 // TLB far less. Small arrays, and any mapping the system refuses, come from
-// the Go heap. free releases the mappings; nothing may use the arrays
-// after it.
-type arena struct {
+// the Go heap. Free releases the mappings; nothing may use the arrays
+// after it. The zero Arena is ready to use; it is not safe for concurrent
+// use.
+type Arena struct {
 	maps [][]byte
 }
 
 // hugeMin is the smallest array the arena maps itself.
 const hugeMin = 2 << 20
 
-// words returns n zeroed words.
-func (a *arena) words(n int) []uint64 {
+// Words returns n zeroed words.
+func (a *Arena) Words(n int) []uint64 {
 	if b := a.mapBytes(8 * n); b != nil {
 		return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), n)
 	}
 	return make([]uint64, n)
 }
 
-// bytes returns n zeroed bytes.
-func (a *arena) bytes(n int) []byte {
+// Uint32s returns n zeroed 32-bit words.
+func (a *Arena) Uint32s(n int) []uint32 {
+	if b := a.mapBytes(4 * n); b != nil {
+		return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(b))), n)
+	}
+	return make([]uint32, n)
+}
+
+// Float64s returns n zeroed float64s.
+func (a *Arena) Float64s(n int) []float64 {
+	if b := a.mapBytes(8 * n); b != nil {
+		return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(b))), n)
+	}
+	return make([]float64, n)
+}
+
+// Bytes returns n zeroed bytes.
+func (a *Arena) Bytes(n int) []byte {
 	if b := a.mapBytes(n); b != nil {
 		return b
 	}
 	return make([]byte, n)
 }
 
-// free unmaps every array of the arena.
-func (a *arena) free() {
+// Free unmaps every array of the arena.
+func (a *Arena) Free() {
 	for _, m := range a.maps {
 		unmap(m)
 	}
@@ -44,7 +62,7 @@ func (a *arena) free() {
 
 // mapBytes returns n zeroed bytes, 2 MiB-aligned, from a mapping of their
 // own, or nil when n is small or the mapping fails.
-func (a *arena) mapBytes(n int) []byte {
+func (a *Arena) mapBytes(n int) []byte {
 	if n < hugeMin {
 		return nil
 	}

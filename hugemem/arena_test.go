@@ -1,4 +1,4 @@
-package rank
+package hugemem
 
 import "testing"
 
@@ -18,8 +18,8 @@ func TestArena(t *testing.T) {
 		{"several-huge", 3*hugeMin/8 + 5, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var a arena
-			x, y := a.words(c.n), a.words(c.n)
+			var a Arena
+			x, y := a.Words(c.n), a.Words(c.n)
 			if len(x) != c.n || len(y) != c.n {
 				t.Fatalf("len %d, %d, want %d", len(x), len(y), c.n)
 			}
@@ -41,7 +41,7 @@ func TestArena(t *testing.T) {
 			if mapped := len(a.maps) == 2; mapped != (c.mapped && probe != nil) {
 				t.Fatalf("%d mappings for two arrays of %d words", len(a.maps), c.n)
 			}
-			a.free()
+			a.Free()
 			if a.maps != nil {
 				t.Fatal("free kept its mappings")
 			}

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package rank
+package hugemem
 
 // mapHuge maps nothing off Linux: the arena's arrays come from the heap.
 func mapHuge(int) []byte { return nil }

@@ -1,0 +1,7 @@
+// Package hugemem hands out large zeroed arrays from anonymous mappings
+// advised for transparent huge pages, released together by their Arena's
+// Free: the first touch of each 2 MiB then costs one page fault instead
+// of 512. The engine's cache (package rank) and the share reader's kept
+// edges (package csr) take their big arrays from it. It imports nothing
+// of DMG.
+package hugemem
