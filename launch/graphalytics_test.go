@@ -135,6 +135,9 @@ var layouts = []struct {
 func TestGraphalyticsLocal(t *testing.T) {
 	for _, c := range gaCases(t) {
 		t.Run(c.dataset+"/"+c.algo, func(t *testing.T) {
+			// In-process runs of their own: the cases share nothing and
+			// mostly wait on their processes' start-up, so they overlap.
+			t.Parallel()
 			var outs []string
 			for _, l := range layouts {
 				out := filepath.Join(t.TempDir(), "out")
