@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dmg-hpc/dmg/csr/csrtest"
@@ -211,6 +212,38 @@ func TestShareFormats(t *testing.T) {
 	for _, spec := range []string{"kron:9", "uniform:300:1000"} {
 		for i, o := range []Options{{Seed: 1}, {Seed: 2, Undirected: true}, {Seed: 3, Weighted: true}} {
 			t.Run(fmt.Sprintf("%s/%d", spec, i), func(t *testing.T) { checkShares(t, spec, o) })
+		}
+	}
+}
+
+// A text edge list's share is the same whether its later passes read the
+// edges kept from the first one (ids of 32 and 64 bits, weights, gzip),
+// parse the text again, or find that the edges overflow the budget
+// partway.
+func TestShareKeptEdges(t *testing.T) {
+	dir := t.TempDir()
+	var big strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&big, "%d %d %d.%d\n", 1<<40+i%97, i%89, i%7, i%10)
+	}
+	for _, tc := range []struct {
+		file, content string
+		opts          Options
+	}{
+		{"a.txt", "# c\n10 30\n30\t10\n10 20\n7 7\n", Options{}},
+		{"b.txt.gz", "1 2\n2 3\n3 1\n1 3\n", Options{Undirected: true}},
+		{"c.el", "0 2\n1 0\n2 2\n", Options{}},
+		{"d.txt", "4294967296 10\n10 4294967297\n18446744073709551615 10\n", Options{}},
+		{"e.wel", "1 2 0.5\n2 1 3\n1 2 0.25\n4 4 1\n", Options{}},
+		{"f.wel", big.String(), Options{Duplicates: KeepDuplicates}},
+	} {
+		p := writeFile(t, dir, tc.file, tc.content)
+		for _, keep := range []int64{0, -1, 16, 1 << 12} {
+			t.Run(fmt.Sprintf("%s/keep=%d", tc.file, keep), func(t *testing.T) {
+				o := tc.opts
+				o.KeepBytes = keep
+				checkShares(t, p, o)
+			})
 		}
 	}
 }
