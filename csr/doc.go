@@ -48,7 +48,7 @@
 // A text edge list takes a first pass that parses it to collect its ids;
 // that pass keeps the parsed edges while they fit Options.KeepBytes
 // (kept.go), and the later passes then read them instead of parsing the
-// text again.
+// text again. A Graphalytics input's first pass keeps its edges likewise.
 // OpenShareWith with ShareOptions.In also keeps their in-edges (Share.In):
 // exactly the rows [lo, hi) of the transpose of the graph Open builds,
 // with the same self-loops and parallel edges and each edge weighing what

@@ -100,6 +100,52 @@ func (k *keptEdges) add(b *edgeBlock) {
 		w: copyTo(&k.f64, b.w, k.mem.Float64s)})
 }
 
+// addRecs copies a pass's edges, dense already (a reader that maps ids
+// as it parses: Graphalytics), while the budget allows.
+func (k *keptEdges) addRecs(recs []edgeRec) {
+	if k == nil || k.over || len(recs) == 0 {
+		return
+	}
+	n := int64(len(recs)) * 16
+	if k.used+n > k.budget {
+		k.free()
+		return
+	}
+	k.used += n
+	b := keptBlock{s: take(&k.u32, len(recs), k.mem.Uint32s), d: take(&k.u32, len(recs), k.mem.Uint32s),
+		w: take(&k.f64, len(recs), k.mem.Float64s)}
+	for i, e := range recs {
+		b.s[i], b.d[i], b.w[i] = uint32(e.s), uint32(e.d), e.w
+	}
+	k.blocks = append(k.blocks, b)
+}
+
+// keepingSink passes a reader's dense edges on to a pass's sink and keeps
+// them for the passes that follow.
+type keepingSink struct {
+	snk  sink
+	kept *keptEdges
+	buf  []edgeRec
+}
+
+func (s *keepingSink) edge(u, v uint64, w float64) {
+	s.snk.edge(u, v, w)
+	if s.buf = append(s.buf, edgeRec{u, v, w}); len(s.buf) == batchEdges {
+		s.flush()
+	}
+}
+
+func (s *keepingSink) edges(es []edgeRec) {
+	sendEdges(s.snk, es)
+	s.flush()
+	s.kept.addRecs(es)
+}
+
+func (s *keepingSink) flush() {
+	s.kept.addRecs(s.buf)
+	s.buf = s.buf[:0]
+}
+
 // free releases the kept blocks (nil: nothing to release); a pass after
 // it parses the text.
 func (k *keptEdges) free() {

@@ -62,7 +62,8 @@ type Options struct {
 	// generators; 0 means GOMAXPROCS. The result does not depend on it.
 	Workers int
 	// KeepBytes bounds the parsed edges a share reader (OpenShare) keeps
-	// from its first pass over a text edge list (SNAP, .el, .wel), so
+	// from its first pass over a text edge list (SNAP, .el, .wel) or a
+	// Graphalytics graph, so
 	// that its later passes need not parse the text again: 0 means
 	// DefaultKeepBytes (1 GiB), a negative value keeps nothing. An input
 	// whose edges do not fit is parsed again. The graph read does not

@@ -537,13 +537,36 @@ func passes(spec string, o *Options, rc *readConfig) (func(snk sink) (*header, e
 	}
 	switch format {
 	case FormatGraphalytics:
+		// The first pass keeps the edges it reads (dense already) for the
+		// later ones, as the text edge lists' do.
+		kept := newKeptEdges(o.keepBytes())
+		var first *header
 		return func(snk sink) (*header, error) {
-			el, meta, err := readGraphalytics(path, o, snk, rc)
+			if first != nil && kept.ok() {
+				kept.send(snk)
+				return first, nil
+			}
+			ks := &keepingSink{snk: snk, kept: kept}
+			if first != nil || kept == nil {
+				ks = nil
+			}
+			var to sink = snk
+			if ks != nil {
+				to = ks
+			}
+			el, meta, err := readGraphalytics(path, o, to, rc)
 			if err != nil {
 				return nil, err
 			}
-			return &header{n: el.N, ids: el.IDs, directed: el.Directed, weighted: el.Weights != nil, meta: meta}, nil
-		}, nop, nil
+			h := &header{n: el.N, ids: el.IDs, directed: el.Directed, weighted: el.Weights != nil, meta: meta}
+			if ks != nil {
+				ks.flush()
+			}
+			if first == nil {
+				first = h
+			}
+			return h, nil
+		}, kept.free, nil
 	case FormatMTX, FormatBinary:
 		return func(snk sink) (*header, error) {
 			f, err := openFile(path, nil)

@@ -94,7 +94,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&r.inflight, "inflight", 1, "goroutines per worker, each with its own endpoint, keeping several batches in flight (raise it on fabrics with µs latency)")
 	fs.IntVar(&r.batch, "batch", 1024, "vertices per task claimed by a worker (at most one loading batch)")
 	fs.StringVar(&r.mnMem, "mn-mem", "", "pool size of each memory node, e.g. 8GiB (default: what the graph and mailboxes need plus 64 KiB)")
-	fs.StringVar(&r.loadMem, "load-mem", "1GiB", "a compute node keeps up to `SIZE` of a text edge list's parsed edges (8 B per edge, 16 with weights) from its first pass for the later ones, which otherwise parse the text again; 0 keeps nothing")
+	fs.StringVar(&r.loadMem, "load-mem", "1GiB", "a compute node keeps up to `SIZE` of a text edge list's or Graphalytics graph's parsed edges (8 B per edge, 16 with weights) from its first pass for the later ones, which otherwise parse the input again; 0 keeps nothing")
 	fs.StringVar(&r.fabric, "fabric", "", fabricUsage)
 	fs.StringVar(&r.cxlDir, "cxl-dir", "", cxlDirUsage)
 	fs.StringVar(&r.cxlDev, "cxl-dev", "", cxlDevUsage)
