@@ -9,7 +9,7 @@
 // contributions, out-degrees and frontier: about 28 bytes per own vertex,
 // |V|/C per CN, whatever the number of workers, plus 8 bytes per other
 // vertex where the value pull runs. The large arrays live on transparent
-// huge pages (arena.go). A kernel with a multiset
+// huge pages (package hugemem). A kernel with a multiset
 // reduction (CDLP) adds a bag, a slot per edge end of the chunk (bag.go),
 // in place of the accumulators. A kernel that reads its neighbours'
 // adjacency (algo.Spec.Triangles: LCC) runs the triangle operator
