@@ -13,7 +13,8 @@ const DefaultKeepBytes = 1 << 30
 // from its first pass, which parses the text to collect the vertex ids,
 // for the passes that follow (degrees, then the share's rows): they map
 // the kept blocks to dense ids once and read them from memory, instead of
-// parsing the whole text again each time. The blocks are kept while they
+// parsing the whole text again each time. A Graphalytics input's first
+// pass keeps its edges, dense already, likewise (addRecs). The blocks are kept while they
 // fit the budget (Options.KeepBytes); past it they are dropped, and the
 // later passes parse the text as before. A nil *keptEdges keeps nothing.
 //
@@ -85,33 +86,35 @@ func (o *Options) keepBytes() int64 {
 // add copies block b (its owner reuses it) while the budget allows; the
 // first block past it drops everything kept.
 func (k *keptEdges) add(b *edgeBlock) {
-	if k == nil || k.over {
+	if !k.reserve(int64(len(b.s32))*8 + int64(len(b.s64))*16 + int64(len(b.w))*8) {
 		return
 	}
-	n := int64(len(b.s32))*8 + int64(len(b.s64))*16 + int64(len(b.w))*8
-	if k.used+n > k.budget {
-		k.free()
-		return
-	}
-	k.used += n
 	k.blocks = append(k.blocks, keptBlock{
 		s: copyTo(&k.u32, b.s32, k.mem.Uint32s), d: copyTo(&k.u32, b.d32, k.mem.Uint32s),
 		s64: copyTo(&k.u64, b.s64, k.mem.Words), d64: copyTo(&k.u64, b.d64, k.mem.Words),
 		w: copyTo(&k.f64, b.w, k.mem.Float64s)})
 }
 
+// reserve counts n more bytes kept and says whether they fit the budget;
+// the first that do not drop everything kept (nil or dropped: false).
+func (k *keptEdges) reserve(n int64) bool {
+	if !k.ok() {
+		return false
+	}
+	if k.used+n > k.budget {
+		k.free()
+		return false
+	}
+	k.used += n
+	return true
+}
+
 // addRecs copies a pass's edges, dense already (a reader that maps ids
 // as it parses: Graphalytics), while the budget allows.
 func (k *keptEdges) addRecs(recs []edgeRec) {
-	if k == nil || k.over || len(recs) == 0 {
+	if len(recs) == 0 || !k.reserve(int64(len(recs))*16) {
 		return
 	}
-	n := int64(len(recs)) * 16
-	if k.used+n > k.budget {
-		k.free()
-		return
-	}
-	k.used += n
 	b := keptBlock{s: take(&k.u32, len(recs), k.mem.Uint32s), d: take(&k.u32, len(recs), k.mem.Uint32s),
 		w: take(&k.f64, len(recs), k.mem.Float64s)}
 	for i, e := range recs {
@@ -121,7 +124,7 @@ func (k *keptEdges) addRecs(recs []edgeRec) {
 }
 
 // keepingSink passes a reader's dense edges on to a pass's sink and keeps
-// them for the passes that follow.
+// them for the passes that follow (none with a nil kept).
 type keepingSink struct {
 	snk  sink
 	kept *keptEdges
@@ -130,6 +133,9 @@ type keepingSink struct {
 
 func (s *keepingSink) edge(u, v uint64, w float64) {
 	s.snk.edge(u, v, w)
+	if !s.kept.ok() {
+		return // nothing kept (any more)
+	}
 	if s.buf = append(s.buf, edgeRec{u, v, w}); len(s.buf) == batchEdges {
 		s.flush()
 	}

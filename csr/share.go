@@ -547,21 +547,15 @@ func passes(spec string, o *Options, rc *readConfig) (func(snk sink) (*header, e
 				return first, nil
 			}
 			ks := &keepingSink{snk: snk, kept: kept}
-			if first != nil || kept == nil {
-				ks = nil
+			if first != nil {
+				ks.kept = nil // the edges did not fit: nothing more to keep
 			}
-			var to sink = snk
-			if ks != nil {
-				to = ks
-			}
-			el, meta, err := readGraphalytics(path, o, to, rc)
+			el, meta, err := readGraphalytics(path, o, ks, rc)
 			if err != nil {
 				return nil, err
 			}
+			ks.flush()
 			h := &header{n: el.N, ids: el.IDs, directed: el.Directed, weighted: el.Weights != nil, meta: meta}
-			if ks != nil {
-				ks.flush()
-			}
 			if first == nil {
 				first = h
 			}

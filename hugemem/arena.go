@@ -21,27 +21,21 @@ type Arena struct {
 const hugeMin = 2 << 20
 
 // Words returns n zeroed words.
-func (a *Arena) Words(n int) []uint64 {
-	if b := a.mapBytes(8 * n); b != nil {
-		return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), n)
-	}
-	return make([]uint64, n)
-}
+func (a *Arena) Words(n int) []uint64 { return alloc[uint64](a, n) }
 
 // Uint32s returns n zeroed 32-bit words.
-func (a *Arena) Uint32s(n int) []uint32 {
-	if b := a.mapBytes(4 * n); b != nil {
-		return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(b))), n)
-	}
-	return make([]uint32, n)
-}
+func (a *Arena) Uint32s(n int) []uint32 { return alloc[uint32](a, n) }
 
 // Float64s returns n zeroed float64s.
-func (a *Arena) Float64s(n int) []float64 {
-	if b := a.mapBytes(8 * n); b != nil {
-		return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(b))), n)
+func (a *Arena) Float64s(n int) []float64 { return alloc[float64](a, n) }
+
+// alloc returns n zeroed elements of a's.
+func alloc[T uint32 | uint64 | float64](a *Arena, n int) []T {
+	var z T
+	if b := a.mapBytes(int(unsafe.Sizeof(z)) * n); b != nil {
+		return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
 	}
-	return make([]float64, n)
+	return make([]T, n)
 }
 
 // Bytes returns n zeroed bytes.

@@ -192,24 +192,24 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 		return cfg, BadInputf("launch: --algo is required; one of %s", strings.Join(algo.Names(), ", "))
 	}
 	if r.mnMem != "" {
-		b, err := humanize.ParseBytes(r.mnMem)
+		b, err := sizeFlag("mn-mem", r.mnMem, "8GiB", math.MaxUint64)
 		if err != nil {
-			return cfg, BadInputf("launch: --mn-mem %q is not a size like 8GiB", r.mnMem)
+			return cfg, err
 		}
 		cfg.MNMem = b
 	}
-	b, err := humanize.ParseBytes(r.loadMem)
-	if err != nil || b > 1<<62 {
-		return cfg, BadInputf("launch: --load-mem %q is not a size like 1GiB or 0", r.loadMem)
+	b, err := sizeFlag("load-mem", r.loadMem, "1GiB or 0", 1<<62)
+	if err != nil {
+		return cfg, err
 	}
 	cfg.Csr.KeepBytes = int64(b)
 	if b == 0 {
 		cfg.Csr.KeepBytes = -1 // keep nothing
 	}
 	if r.mergeGap != "auto" {
-		b, err := humanize.ParseBytes(r.mergeGap)
-		if err != nil || b > 1<<30 {
-			return cfg, BadInputf("launch: --merge-gap %q is not a size like 32KiB or auto", r.mergeGap)
+		b, err := sizeFlag("merge-gap", r.mergeGap, "32KiB or auto", 1<<30)
+		if err != nil {
+			return cfg, err
 		}
 		cfg.Engine.MergeGap = max(1, int(b))
 	}
@@ -505,6 +505,16 @@ func newRunReport(j *Job, out *job.Outcome) *runReport {
 	r.MNPoolBytes, r.MNUsedBytes = out.MNPool, out.MNUsed
 	r.ModeledFabricS, r.NICProfile = out.Result.ModeledSeconds, out.NICProfile
 	return r
+}
+
+// sizeFlag parses the value v of the size flag --name (8GiB, 32KiB, 0),
+// which may be at most limit; the error shows an example of a good one.
+func sizeFlag(name, v, example string, limit uint64) (uint64, error) {
+	b, err := humanize.ParseBytes(v)
+	if err != nil || b > limit {
+		return 0, BadInputf("launch: --%s %q is not a size like %s", name, v, example)
+	}
+	return b, nil
 }
 
 func hb(n uint64) string { return humanize.IBytes(n) }

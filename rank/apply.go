@@ -574,8 +574,8 @@ func (e *engine) applySparse(wk *worker, w int) error {
 // the frontier (of every vertex when they bound the values: bounded).
 func (e *engine) nextSparseFrontier(wk *worker) error {
 	id := e.op.Identity()
-	for _, v := range e.oldFront {
-		if !e.bounded {
+	if !e.bounded {
+		for _, v := range e.oldFront {
 			e.contrib[v-e.lo] = id
 		}
 	}
