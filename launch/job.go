@@ -130,9 +130,21 @@ func (j *Job) Logf(format string, args ...any) {
 
 // stalled ends the job for a peer that has stopped moving (job.Config.
 // Stalled): one line, then every rank is aborted. The watchers of several
-// ranks may see it at once; each waits a second per rank, so the lowest
-// one's line is the one printed before the abort takes the others.
-func (j *Job) stalled(msg string) { j.endStalled(msg, time.Duration(j.Rank())*time.Second) }
+// ranks may see it at once: rank 0 prints at once, the others only after
+// stallDefer (plus a tenth of a second per rank, lowest first), by which
+// time rank 0's abort has normally taken them. A second per rank was too
+// short on a loaded machine: CI saw rank 1's line as well as rank 0's.
+func (j *Job) stalled(msg string) {
+	var delay time.Duration
+	if r := j.Rank(); r > 0 {
+		delay = stallDefer + time.Duration(r)*100*time.Millisecond
+	}
+	j.endStalled(msg, delay)
+}
+
+// stallDefer is how long a rank other than 0 leaves rank 0 to report a
+// stall and abort the job before it reports it itself.
+const stallDefer = 3 * time.Second
 
 // endStalled prints msg after delay and aborts the job, once per process
 // whichever watch calls it.
