@@ -49,6 +49,11 @@
 // that pass keeps the parsed edges while they fit Options.KeepBytes
 // (kept.go), and the later passes then read them instead of parsing the
 // text again. A Graphalytics input's first pass keeps its edges likewise.
+// A share whose rows do not fit ShareOptions.RowBytes is windowed
+// (window.go): OpenShareWith builds no rows, and Share.Windows builds
+// them a window of vertices at a time, in a pass each, for a caller that
+// measures and loads them window by window (SizeRange, LoadOptions.Lo
+// and Hi); a share built whole is its one window.
 // OpenShareWith with ShareOptions.In also keeps their in-edges (Share.In):
 // exactly the rows [lo, hi) of the transpose of the graph Open builds,
 // with the same self-loops and parallel edges and each edge weighing what

@@ -2,6 +2,7 @@ package csr
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -217,6 +218,19 @@ type ChunkSizes struct {
 	InPlace, Overflow uint64
 }
 
+// Add adds the sizes of o, measured on other vertices of the same chunk
+// (SizeRange over another window), to c.
+func (c *ChunkSizes) Add(o ChunkSizes) {
+	if c.EdgeBytes == nil {
+		c.EdgeBytes = make([]uint64, len(o.EdgeBytes))
+	}
+	for i, b := range o.EdgeBytes {
+		c.EdgeBytes[i] += b
+	}
+	c.InPlace += o.InPlace
+	c.Overflow += o.Overflow
+}
+
 // codec is the entry codec of a layout of cfg (cfg.EnsureDefaults done).
 func (cfg *LayoutConfig) codec(weighted bool) (EntryCodec, error) {
 	c := EntryCodec{Size: cfg.EntrySize, Weighted: weighted, Chunks: len(cfg.Bounds) - 1}
@@ -241,6 +255,14 @@ func (cfg *LayoutConfig) batchBounds(k int) [][2]uint32 {
 // SizeChunk measures chunk k of g for the layout of cfg. It reads only the
 // edges of chunk k's vertices, so g may hold just those (a CN's share).
 func SizeChunk(g *Graph, cfg LayoutConfig, k int) (ChunkSizes, error) {
+	return SizeRange(g, cfg, k, 0, math.MaxUint32)
+}
+
+// SizeRange is SizeChunk over the vertices of chunk k in [lo, hi) only,
+// so g may hold just their rows (a window of a share, Share.Windows):
+// the sizes of a chunk's windows add up (ChunkSizes.Add) to its
+// SizeChunk.
+func SizeRange(g *Graph, cfg LayoutConfig, k int, wlo, whi uint32) (ChunkSizes, error) {
 	cfg.EnsureDefaults()
 	if err := cfg.Validate(g.N); err != nil {
 		return ChunkSizes{}, err
@@ -263,7 +285,7 @@ func SizeChunk(g *Graph, cfg LayoutConfig, k int) (ChunkSizes, error) {
 		var ip, of uint64
 		for i := lo; i < hi; i++ {
 			var bytes uint64
-			for v := batches[i][0]; v < batches[i][1]; v++ {
+			for v := max(batches[i][0], wlo); v < min(batches[i][1], whi); v++ {
 				deg := g.Degree(v)
 				if cfg.Naive {
 					bytes += deg * rec

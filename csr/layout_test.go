@@ -449,18 +449,21 @@ func fanGraph(t *testing.T, dir string, n uint32) string {
 	return writeFile(t, dir, "fan.bel", buf.String())
 }
 
+// shareCase is a graph read in shares and laid out over roles.
+type shareCase struct {
+	name, spec string
+	opts       Options
+	roles      spmd.Roles
+	cfg        LayoutConfig
+}
+
 // The out- and in-adjacency of every CN's share, laid out one after the
 // other on the same pools (the in-layout's base is the out-layout's end),
 // load and read back as the shares' rows, the in-lists' segments counted
 // by source chunk.
 func TestLoadOutIn(t *testing.T) {
 	fan := fanGraph(t, t.TempDir(), 700)
-	tests := []struct {
-		name, spec string
-		opts       Options
-		roles      spmd.Roles
-		cfg        LayoutConfig
-	}{
+	tests := []shareCase{
 		{"kron-w-c2m2", "kron:9:8", Options{Seed: 4, Weighted: true}, spmd.Roles{CN: 2, MN: 2}, LayoutConfig{}},
 		{"kron-c3m2-e64", "kron:9:8", Options{Seed: 5}, spmd.Roles{CN: 3, MN: 2}, LayoutConfig{EntrySize: 64, BatchVertices: 100, Granule: 1024}},
 		{"fan-c5m2-e16", fan, Options{}, spmd.Roles{CN: 5, MN: 2}, LayoutConfig{EntrySize: 16, BatchVertices: 64}},
@@ -627,4 +630,169 @@ func TestDegrees(t *testing.T) {
 	if !strings.Contains(s.String(), "max 99") {
 		t.Errorf("%s", s)
 	}
+}
+
+// A windowed share (ShareOptions.RowBytes a quarter of its rows or
+// less) measures, plans, loads and reads back window by window exactly
+// as the share built whole: the same sizes, layouts, meta and rows in DM.
+func TestLoadWindowed(t *testing.T) {
+	fan := fanGraph(t, t.TempDir(), 700)
+	tests := []shareCase{
+		{"kron-w-c2m2", "kron:9:8", Options{Seed: 4, Weighted: true}, spmd.Roles{CN: 2, MN: 2}, LayoutConfig{BatchVertices: 16}},
+		{"kron-u-c3m2-e64", "kron:9:8", Options{Seed: 5, Undirected: true}, spmd.Roles{CN: 3, MN: 2}, LayoutConfig{EntrySize: 64, BatchVertices: 10}},
+		{"fan-c2m2-e16", fan, Options{}, spmd.Roles{CN: 2, MN: 2}, LayoutConfig{EntrySize: 16, BatchVertices: 8}},
+		{"kron-naive-c1m2", "kron:9:8", Options{Seed: 4, Weighted: true}, spmd.Roles{CN: 1, MN: 2}, LayoutConfig{Naive: true, BatchVertices: 50}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			C := tc.roles.CN
+			full, _, err := Open(tc.spec, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outCfg := tc.cfg
+			outCfg.NumMN, outCfg.Bounds, outCfg.AttrBytes = tc.roles.MN, evenBounds(full.N, C), []int{8}
+			inCfg := outCfg
+			inCfg.AttrBytes, inCfg.Naive = nil, false
+			whole, win := make([]*Share, C), make([]*Share, C)
+			metas := make([]*Meta, C) // the whole shares'
+
+			var plans [2][2]*Layout // [whole, windowed][out, in]
+			for i, shares := range [][]*Share{whole, win} {
+				outSizes, inSizes := make([]ChunkSizes, C), make([]ChunkSizes, C)
+				var edges uint64
+				for k := range shares {
+					part := func(deg []uint64) (uint32, uint32, error) { return outCfg.Bounds[k], outCfg.Bounds[k+1], nil }
+					so := ShareOptions{In: true, Align: uint32(tc.cfg.BatchVertices)}
+					if i == 1 {
+						sh := whole[k]
+						rows := int64(sh.Graph.NumEdges()) * 4
+						if sh.In != nil {
+							rows *= 2
+						}
+						so.RowBytes = rows / 4
+					}
+					sh, meta, err := OpenShareWith(tc.spec, tc.opts, so, part)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var windows int
+					if err := sh.Windows(func(g, in *Graph, lo, hi uint32) error {
+						windows++
+						s, err := SizeRange(g, outCfg, k, lo, hi)
+						outSizes[k].Add(s)
+						edges += g.NumEdges()
+						if in != nil {
+							s, err = SizeRange(in, inCfg, k, lo, hi)
+							inSizes[k].Add(s)
+						}
+						return err
+					}); err != nil {
+						t.Fatal(err)
+					}
+					if i == 1 {
+						wm, wmeta := whole[k], metas[k]
+						if windows < 4 || !sh.Windowed() || sh.Symmetric() != wm.Symmetric() {
+							t.Fatalf("share %d: %d windows (windowed %v), symmetric %v; want ≥ 4, true, %v", k, windows, sh.Windowed(), sh.Symmetric(), wm.Symmetric())
+						}
+						if !reflect.DeepEqual(meta, wmeta) {
+							t.Fatalf("share %d: meta %+v; built whole %+v", k, *meta, *wmeta)
+						}
+					} else {
+						metas[k] = meta
+					}
+					shares[k] = sh
+				}
+				weighted := full.Weights != nil
+				if plans[i][0], err = PlanSizes(full.N, edges, weighted, outCfg, outSizes); err != nil {
+					t.Fatal(err)
+				}
+				if whole[0].In == nil {
+					continue // undirected: no in-rows
+				}
+				icfg := inCfg
+				icfg.Base = make([]uint64, tc.roles.MN)
+				for m := range icfg.Base {
+					icfg.Base[m] = plans[i][0].MN[m].End
+				}
+				if plans[i][1], err = PlanSizes(full.N, edges, weighted, icfg, inSizes); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for j := range 2 {
+				if !reflect.DeepEqual(plans[0][j], plans[1][j]) {
+					t.Fatalf("layout %d of the windowed shares differs from the whole shares'", j)
+				}
+			}
+			out, in := plans[1][0], plans[1][1]
+			last := in
+			if in == nil {
+				last = out
+			}
+			var backOut, backIn *Graph
+			onFabric(t, tc.roles, last.Needed(), func(w *spmd.World, net verbs.Network, eps []verbs.Endpoint) error {
+				sh := win[w.Index]
+				var done LoadProgress
+				if err := sh.Windows(func(g, gin *Graph, lo, hi uint32) error {
+					o := LoadOptions{Lo: lo, Hi: hi, Done: done, Progress: func(p LoadProgress) {
+						if p.Vertices > p.TotalVertices || p.Bytes > p.TotalBytes || p.Vertices < done.Vertices {
+							t.Errorf("progress %+v after %+v", p, done)
+						}
+					}}
+					rep, err := out.Load(g, w.Index, eps, o)
+					if err != nil {
+						return err
+					}
+					done.Vertices, done.Bytes = done.Vertices+rep.Vertices, done.Bytes+rep.Bytes
+					if gin != nil {
+						o.Progress = nil
+						_, err = in.Load(gin, w.Index, eps, o)
+					}
+					return err
+				}); err != nil {
+					return err
+				}
+				if err := w.Group.Barrier(); err != nil {
+					return err
+				}
+				if w.Index != 0 {
+					return nil
+				}
+				var err error
+				if backOut, err = out.ReadGraph(eps[0]); err != nil || in == nil {
+					return err
+				}
+				backIn, err = in.ReadGraph(eps[0])
+				return err
+			})
+			for _, sh := range whole {
+				checkReadBack(t, backOut, sh.Graph, sh.Lo, sh.Hi)
+				if sh.In != nil {
+					checkReadBack(t, backIn, sh.In, sh.Lo, sh.Hi)
+				}
+			}
+		})
+	}
+}
+
+// A window that does not fall on the layout's batches is refused.
+func TestLoadWindowUnaligned(t *testing.T) {
+	g, _, err := Open("kron:8:4", Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := LayoutConfig{NumMN: 1, Bounds: []uint32{0, g.N}, BatchVertices: 10}
+	l, err := Plan(g, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onFabric(t, spmd.Roles{CN: 1, MN: 1}, l.Needed(), func(w *spmd.World, net verbs.Network, eps []verbs.Endpoint) error {
+		for _, win := range [][2]uint32{{5, 20}, {0, 15}, {20, 10}, {0, g.N + 10}} {
+			if _, err := l.Load(g, 0, eps, LoadOptions{Lo: win[0], Hi: win[1]}); err == nil || !strings.Contains(err.Error(), "loading batches") {
+				t.Errorf("window %v: error %v", win, err)
+			}
+		}
+		_, err := l.Load(g, 0, eps, LoadOptions{Lo: 0, Hi: g.N})
+		return err
+	})
 }

@@ -3,6 +3,7 @@ package csr
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +31,14 @@ type LoadOptions struct {
 	// Progress, if set, is called (serialised, from loader goroutines)
 	// after every flush and once at the end.
 	Progress func(LoadProgress)
+	// Lo and Hi, when Hi > 0, load only the vertices [Lo, Hi) of the
+	// chunk, a window of a windowed share (Share.Windows) whose rows g
+	// holds: both must be batch bounds of the chunk (or its ends).
+	// Progress then counts from Done, what the earlier windows wrote,
+	// towards the whole chunk's totals, its edges being ChunkEdges.
+	Lo, Hi     uint32
+	Done       LoadProgress
+	ChunkEdges uint64
 }
 
 // LoadReport is what one CN did while loading.
@@ -41,6 +50,10 @@ type LoadReport struct {
 	Bytes, Writes uint64
 	BytesPerMN    []uint64
 	Seconds       float64
+	// Windows is how many windows of its share the CN built and loaded
+	// one after the other (Share.Windows; 1: the share whole, 0: none
+	// counted); merged, the most of any CN.
+	Windows int
 }
 
 // EdgesPerSecond is the load rate.
@@ -65,6 +78,7 @@ func (r *LoadReport) Merge(o *LoadReport) {
 		r.BytesPerMN[m] += b
 	}
 	r.Seconds = max(r.Seconds, o.Seconds)
+	r.Windows = max(r.Windows, o.Windows)
 }
 
 // Load writes CN cn's share of the layout (the index entries, overflow
@@ -90,6 +104,19 @@ func (l *Layout) Load(g *Graph, cn int, eps []verbs.Endpoint, opts LoadOptions) 
 	total := LoadProgress{TotalVertices: uint64(hi - lo), TotalEdges: g.Offsets[hi] - g.Offsets[lo]}
 	for _, b := range batches {
 		total.TotalBytes += l.indexBytes(b) + b.EdgeBytes
+	}
+	if opts.Hi > 0 {
+		i := slices.IndexFunc(batches, func(b Batch) bool { return b.Lo >= opts.Lo })
+		j := slices.IndexFunc(batches, func(b Batch) bool { return b.Lo >= opts.Hi })
+		if j < 0 {
+			j = len(batches)
+		}
+		if i < 0 || opts.Lo < lo || opts.Hi > hi || opts.Lo >= opts.Hi || batches[i].Lo != opts.Lo || batches[j-1].Hi != opts.Hi {
+			return nil, errors.Errorf("csr: window [%d, %d) of chunk %d [%d, %d) is not made of its loading batches", opts.Lo, opts.Hi, cn, lo, hi)
+		}
+		batches = batches[i:j]
+		d := opts.Done
+		total.Vertices, total.Edges, total.Bytes, total.TotalEdges = d.Vertices, d.Edges, d.Bytes, opts.ChunkEdges
 	}
 	rep := &LoadReport{CN: cn, BytesPerMN: make([]uint64, len(l.MN))}
 	var mu sync.Mutex // guards rep, total, progress calls

@@ -59,6 +59,11 @@ type Share struct {
 	// counted (the builder drops those per vertex, in its share): what the
 	// partition saw.
 	Degrees []uint64
+
+	// win, when the rows did not fit ShareOptions.RowBytes, builds them
+	// a window of vertices at a time (Windows); Graph and In then hold
+	// no rows.
+	win *windowed
 }
 
 // Symmetric reports whether the share needs no reverse adjacency besides
@@ -71,11 +76,16 @@ type Share struct {
 // When In was built, Symmetric compares it with the out-rows: the
 // answer is exact. When In is Graph, OpenShareWith found the in-edges
 // equal to the out-edges by fingerprint, which is wrong with probability
-// about 2^-64 (see OpenShareWith), and Symmetric is true.
+// about 2^-64 (see OpenShareWith), and Symmetric is true. A windowed
+// share compares the rows of every window in its first complete
+// Windows call, and is not symmetric before it.
 func (s *Share) Symmetric() bool {
 	g := s.Graph
 	if !g.Directed {
 		return true
+	}
+	if s.win != nil {
+		return s.win.counted && s.win.sym
 	}
 	in := s.In
 	if in == nil {
@@ -84,7 +94,13 @@ func (s *Share) Symmetric() bool {
 	if in == g {
 		return true
 	}
-	for v := s.Lo; v < s.Hi; v++ {
+	return SameRows(g, in, s.Lo, s.Hi)
+}
+
+// SameRows reports whether g and in have the same rows [lo, hi):
+// destinations, and weights or none.
+func SameRows(g, in *Graph, lo, hi uint32) bool {
+	for v := lo; v < hi; v++ {
 		if !slices.Equal(g.Neighbors(v), in.Neighbors(v)) {
 			return false
 		}
@@ -92,7 +108,7 @@ func (s *Share) Symmetric() bool {
 	if g.Weights == nil || in.Weights == nil {
 		return (g.Weights == nil) == (in.Weights == nil)
 	}
-	return slices.Equal(g.Weights[g.Offsets[s.Lo]:g.Offsets[s.Hi]], in.Weights[in.Offsets[s.Lo]:in.Offsets[s.Hi]])
+	return slices.Equal(g.Weights[g.Offsets[lo]:g.Offsets[hi]], in.Weights[in.Offsets[lo]:in.Offsets[hi]])
 }
 
 // ShareOptions say what OpenShareWith keeps besides a share's out-edges.
@@ -101,6 +117,18 @@ type ShareOptions struct {
 	// In also keeps the in-edges of the share's vertices (Share.In) for
 	// directed graphs; it is ignored for undirected ones.
 	In bool
+	// RowBytes, if positive, bounds the rows the share builds at once
+	// (4 bytes per edge, 12 with weights, out- and in-rows together,
+	// as the input counts them before parallel edges are dropped). A
+	// share whose rows need more is windowed: OpenShareWith builds none
+	// and Share.Windows builds them a window of vertices at a time,
+	// each window in a pass over the input of its own.
+	RowBytes int64
+	// Align is the granularity of the windows (default 1024): every
+	// window starts at Lo plus a multiple of it, as the layout's loading
+	// batches do (LayoutConfig.BatchVertices), so that a window holds
+	// whole batches.
+	Align uint32
 }
 
 // OpenShare reads or generates the graph named by spec like Open, but
@@ -108,7 +136,8 @@ type ShareOptions struct {
 // out-degree, part chooses the vertex range [lo, hi) to keep (the caller's
 // partitioning, identical on every rank), and a second pass keeps the
 // out-edges of those vertices (both directions of an undirected edge).
-// Peak memory is O(|V|) plus the share's edges, not the whole graph's.
+// Peak memory is O(|V|) plus the share's edges, not the whole graph's,
+// or, with ShareOptions.RowBytes, plus one window's (Share.Windows).
 // Text edge lists, which name vertices by arbitrary ids, take one more
 // pass to collect the ids first. Self-loops and parallel edges follow
 // Options as in Open; Meta's dropped counts are this share's.
@@ -238,6 +267,22 @@ func openShare(spec string, opts Options, so ShareOptions, part func(deg []uint6
 	if lo > hi || uint64(hi) > n {
 		return nil, nil, errors.Errorf("csr: share [%d, %d) of a graph of %d vertices", lo, hi, n)
 	}
+	weighted := h.weighted && !o.Unweighted
+	if wins := windows(deg, in, lo, hi, weighted || o.Weighted, so); wins != nil {
+		// The rows do not fit ShareOptions.RowBytes: Share.Windows
+		// builds them a window at a time, each in a pass of its own.
+		// The kept edges cannot fit either (they hold every edge of
+		// the graph at 8 bytes or more, the rows this share's at 4 or
+		// more): later passes parse the input (free has run).
+		meta := h.meta
+		meta.Directed, meta.Weighted = !undirected, weighted || o.Weighted // finishRows adds synthetic weights
+		g := &Graph{N: h.n, IDs: h.ids, Directed: !undirected}
+		sh := &Share{Graph: g, Lo: lo, Hi: hi, Degrees: deg, win: &windowed{
+			bounds: wins, pass: pass, spec: spec, o: o, in: in, wantIn: wantIn,
+			undirected: undirected, dropLoops: dropLoops, weighted: weighted, meta: meta,
+		}}
+		return sh, meta, nil
+	}
 	// Pass 2: the share's edges (and with In the edges into it, each
 	// self-loop in both rows of its vertex), scattered straight into
 	// their rows (sized by the degrees of pass 1), then sorted and
@@ -246,47 +291,17 @@ func openShare(spec string, opts Options, so ShareOptions, part func(deg []uint6
 	// copies, and the same weight. A share whose in-degrees are its
 	// out-degrees sums its in-edges' fingerprints instead (inSum), and
 	// keeps the in-degrees until the sum is compared with its out-rows'.
-	weighted := h.weighted && !o.Unweighted
 	var inRows *shareRows
 	fingerprint := wantIn && sameDegrees(deg, in, lo, hi)
 	if wantIn && !fingerprint {
 		inRows = newShareRows(in, lo, hi, n, weighted)
 	}
 	out := newShareRows(deg, lo, hi, n, weighted)
-	var loops, inSum uint64
-	mine := func(v uint64) bool { return v >= uint64(lo) && v < uint64(hi) }
-	h, err = batches(pass, func(es []edgeRec) {
-		rows, sum := inRows, uint64(0)
-		for _, e := range es {
-			s, d, w := e.s, e.d, e.w
-			if s == d && dropLoops {
-				if mine(s) {
-					loops++
-				}
-				continue
-			}
-			if mine(s) {
-				out.add(s, d, w)
-			}
-			if !mine(d) {
-				continue
-			}
-			switch {
-			case undirected:
-				if s != d { // a self-loop is stored once
-					out.add(d, s, w)
-				}
-			case rows != nil:
-				rows.add(d, s, w)
-			case fingerprint:
-				sum += edgePrint(d, s, w, weighted)
-			}
-		}
-		inSum += sum
-	})
-	if err != nil {
+	rp := rowPass{lo: lo, hi: hi, undirected: undirected, dropLoops: dropLoops, fingerprint: fingerprint, weighted: weighted, out: out, in: inRows}
+	if h, err = rp.run(pass); err != nil {
 		return nil, nil, err
 	}
+	loops, inSum := rp.loops, rp.inSum
 	if err := changed(spec, out, inRows); err != nil {
 		return nil, nil, err
 	}
@@ -294,13 +309,8 @@ func openShare(spec string, opts Options, so ShareOptions, part func(deg []uint6
 	if fingerprint && !symmetric {
 		// Pass 3: the in-rows after all.
 		rows := newShareRows(in, lo, hi, n, weighted)
-		if _, err := batches(pass, func(es []edgeRec) {
-			for _, e := range es {
-				if mine(e.d) && (e.s != e.d || !dropLoops) {
-					rows.add(e.d, e.s, e.w)
-				}
-			}
-		}); err != nil {
+		p3 := rowPass{lo: lo, hi: hi, dropLoops: dropLoops, in: rows}
+		if _, err := p3.run(pass); err != nil {
 			return nil, nil, err
 		}
 		if err := changed(spec, rows); err != nil {
@@ -322,6 +332,53 @@ func openShare(spec string, opts Options, so ShareOptions, part func(deg []uint6
 	meta.Directed, meta.Weighted = g.Directed, g.Weights != nil
 	meta.DroppedSelfLoops, meta.DroppedDuplicates = loops, dups
 	return sh, meta, nil
+}
+
+// rowPass is a pass that scatters the edges of the vertices [lo, hi)
+// into their rows: the out-edges into out (both directions of an
+// undirected edge; nil: none), the in-edges of a directed graph into in
+// (each self-loop in both rows of its vertex) or, with fingerprint, into
+// the sum inSum of their edgePrints. It counts the dropped self-loops of
+// [lo, hi) in loops.
+type rowPass struct {
+	lo, hi                                       uint32
+	undirected, dropLoops, fingerprint, weighted bool
+	out, in                                      *shareRows
+	loops, inSum                                 uint64
+}
+
+func (r *rowPass) run(pass func(snk sink) (*header, error)) (*header, error) {
+	lo, hi := uint64(r.lo), uint64(r.hi)
+	out, rows := r.out, r.in
+	return batches(pass, func(es []edgeRec) {
+		var sum uint64
+		for _, e := range es {
+			s, d, w := e.s, e.d, e.w
+			if s == d && r.dropLoops {
+				if s >= lo && s < hi {
+					r.loops++
+				}
+				continue
+			}
+			if out != nil && s >= lo && s < hi {
+				out.add(s, d, w)
+			}
+			if d < lo || d >= hi {
+				continue
+			}
+			switch {
+			case r.undirected:
+				if s != d && out != nil { // a self-loop is stored once
+					out.add(d, s, w)
+				}
+			case rows != nil:
+				rows.add(d, s, w)
+			case r.fingerprint:
+				sum += edgePrint(d, s, w, r.weighted)
+			}
+		}
+		r.inSum += sum
+	})
 }
 
 // sameDegrees reports whether every vertex of [lo, hi) has as many

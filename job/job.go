@@ -48,6 +48,9 @@ type Config struct {
 	// Layout tunes the DM layout (entry size, in-place storage); the
 	// memory nodes, chunk bounds and attribute arrays are filled in.
 	Layout csr.LayoutConfig
+	// RowBytes bounds the rows a CN builds at once
+	// (csr.ShareOptions.RowBytes, at least MinRowBytes); 0: no bound.
+	RowBytes int64
 	// LoadProgress, if set, is called as this CN loads its chunk.
 	LoadProgress func(csr.LoadProgress)
 	// Phase, if set, is told the name of each phase as it starts (for a
@@ -171,18 +174,21 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	}
 	var sh *csr.Share
 	var spec programSpec
+	var facts chunkFacts
 	if w.Role == spmd.CN {
-		sh, spec, err = prepare(&cfg, alg, wantIn, out, w)
+		if sh, spec, err = prepare(&cfg, alg, wantIn, out, w); err == nil {
+			facts, err = measure(w, &cfg, alg, sh, out.Chunks)
+		}
 	}
 	if err := agree(err); err != nil {
 		return nil, err
 	}
 	var shape jobShape
 	if err = crossCheck(w, out.Chunks); err == nil {
-		shape, err = shareShape(w, spec, sh, out.Meta, cfg.Engine.Workers*cfg.Engine.Inflight)
+		shape, err = shareShape(w, spec, sh, &facts, out.Meta, cfg.Engine.Workers*cfg.Engine.Inflight)
 	}
 	if err == nil && cfg.LoadOnly {
-		out.Degrees, err = gatherDegrees(w, sh, out.Chunks)
+		out.Degrees, err = gatherDegrees(w, &facts)
 	}
 	if err := agree(err); err != nil {
 		return nil, err
@@ -192,10 +198,6 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	out.Symmetric, err = allSymmetric(w, sh)
 	if err := agree(err); err != nil {
 		return nil, err
-	}
-	var in *csr.Graph
-	if sh != nil && !out.Symmetric {
-		in = sh.In
 	}
 	hasIn := wantIn && !out.Symmetric
 	if !cfg.LoadOnly {
@@ -217,7 +219,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	// figures, CN 0's layouts go to the MNs and are checked against the
 	// other CNs'), size pools, open the fabric.
 	t2 := time.Now()
-	layouts, err := planLayouts(w, &cfg, shape, sh, in, hasIn, out.Chunks)
+	layouts, err := planLayouts(w, &cfg, shape, &facts, hasIn, out.Chunks)
 	if err == nil {
 		out.Chunks = layouts.Out.Config.Bounds
 	}
@@ -311,12 +313,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	}
 	err = last.CheckCapacity(usable)
 	if err == nil && w.Role == spmd.CN {
-		lo, hi := out.Chunks[w.Index], out.Chunks[w.Index+1]
-		g := sh.Graph
-		degrees = make([]uint32, hi-lo)
-		for v := lo; v < hi; v++ {
-			degrees[v-lo] = uint32(g.Degree(v))
-		}
+		degrees = facts.degrees
 		for range cfg.Engine.Workers * cfg.Engine.Inflight {
 			var ep verbs.Endpoint
 			if ep, err = net.NewEndpoint(); err != nil {
@@ -331,15 +328,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 			}
 		}
 		if err == nil {
-			out.Load, err = layouts.Out.Load(g, w.Index, eps, csr.LoadOptions{Progress: cfg.LoadProgress})
-		}
-		if err == nil && layouts.In != nil {
-			var rep *csr.LoadReport
-			if rep, err = layouts.In.Load(in, w.Index, eps, csr.LoadOptions{}); err == nil {
-				secs := out.Load.Seconds + rep.Seconds // one after the other
-				out.Load.Merge(rep)
-				out.Load.Seconds = secs
-			}
+			out.Load, err = loadShare(sh, layouts, w.Index, eps, &facts, cfg.LoadProgress)
 		}
 	}
 	if err := agree(err); err != nil {
@@ -350,7 +339,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 		g := sh.Graph
 		out.Graph = &csr.Graph{N: g.N, IDs: g.IDs, Directed: g.Directed}
 	}
-	sh, in = nil, nil // the CNs compute from DM only
+	sh, facts = nil, chunkFacts{} // the CNs compute from DM only
 	out.Layout = layouts.Out
 	if cfg.LoadOnly {
 		closed = true
@@ -421,10 +410,8 @@ func (l layouts) last() *csr.Layout {
 // are all-gathered and every CN plans the same layouts; CN 0's go to the
 // memory nodes, the other CNs check theirs are byte-identical. The
 // engine's regions are reserved after the last layout.
-func planLayouts(w *spmd.World, cfg *Config, shape jobShape, sh *csr.Share, in *csr.Graph, hasIn bool, chunks []uint32) (layouts, error) {
-	lcfg := cfg.Layout
-	lcfg.NumMN, lcfg.Bounds, lcfg.AttrBytes = w.Roles.MN, chunks, rank.AttrBytes()
-	lcfg.Naive = rank.IsPlain(cfg.Engine.Mode)
+func planLayouts(w *spmd.World, cfg *Config, shape jobShape, f *chunkFacts, hasIn bool, chunks []uint32) (layouts, error) {
+	lcfg, icfg := layoutConfigs(w, cfg, chunks)
 	var l layouts
 	var err error
 	reserve := uint64(0)
@@ -434,20 +421,18 @@ func planLayouts(w *spmd.World, cfg *Config, shape jobShape, sh *csr.Share, in *
 	if !hasIn {
 		lcfg.Reserve = reserve
 	}
-	weighted := sh != nil && sh.Graph.Weights != nil
-	if l.Out, err = planOne(w, sh, graphOf(sh), lcfg, shape.Vertices, shape.Edges, weighted); err != nil {
+	if l.Out, err = planOne(w, f.out, lcfg, shape.Vertices, shape.Edges, f.weighted); err != nil {
 		return l, err
 	}
 	if hasIn {
-		icfg := lcfg
-		icfg.AttrBytes, icfg.Reserve, icfg.Naive = nil, reserve, false
+		icfg.Reserve = reserve
 		icfg.Base = make([]uint64, w.Roles.MN)
 		if l.Out != nil {
 			for m, u := range l.Out.MN {
 				icfg.Base[m] = u.End
 			}
 		}
-		if l.In, err = planOne(w, sh, in, icfg, shape.Vertices, shape.Edges, weighted); err != nil {
+		if l.In, err = planOne(w, f.in, icfg, shape.Vertices, shape.Edges, f.weighted); err != nil {
 			return l, err
 		}
 	}
@@ -476,24 +461,9 @@ func planLayouts(w *spmd.World, cfg *Config, shape jobShape, sh *csr.Share, in *
 	return got, nil
 }
 
-func graphOf(sh *csr.Share) *csr.Graph {
-	if sh == nil {
-		return nil
-	}
-	return sh.Graph
-}
-
-// planOne plans one layout of g (a CN's share; nil on MNs, which only take
-// part in the collectives) from every CN's chunk sizes.
-func planOne(w *spmd.World, sh *csr.Share, g *csr.Graph, lcfg csr.LayoutConfig, vertices, edges uint64, weighted bool) (*csr.Layout, error) {
-	var sizes csr.ChunkSizes
-	var err error
-	if w.Role == spmd.CN {
-		sizes, err = csr.SizeChunk(g, lcfg, w.Index)
-	}
-	if err != nil {
-		return nil, err
-	}
+// planOne plans one layout from every CN's chunk sizes (sizes, on the
+// CNs; the MNs only take part in the collectives).
+func planOne(w *spmd.World, sizes csr.ChunkSizes, lcfg csr.LayoutConfig, vertices, edges uint64, weighted bool) (*csr.Layout, error) {
 	all, err := gatherJSON(w, sizes, w.Role == spmd.CN)
 	if err != nil || w.Role != spmd.CN {
 		return nil, err
@@ -505,11 +475,8 @@ func planOne(w *spmd.World, sh *csr.Share, g *csr.Graph, lcfg csr.LayoutConfig, 
 // out-edges (true for undirected graphs and when no in-edges were read).
 func allSymmetric(w *spmd.World, sh *csr.Share) (bool, error) {
 	v := []int64{0}
-	if sh != nil && sh.In != nil && !sh.Symmetric() {
+	if sh != nil && !sh.Symmetric() { // directed without in-edges: not known to be
 		v[0] = 1
-	}
-	if sh != nil && sh.In == nil && sh.Graph.Directed {
-		v[0] = 1 // directed, in-edges not read: not known to be symmetric
 	}
 	if err := w.Comm.AllReduceInt64(v, spmd.Max); err != nil {
 		return false, err
@@ -545,7 +512,7 @@ type jobShape struct {
 // shareShape sends CN 0's program to every rank (the other CNs check that
 // their own, mine, is the same) and adds up the CNs' shares: the job's
 // edges and, in rank 0's meta, the edges the builder dropped.
-func shareShape(w *spmd.World, mine programSpec, sh *csr.Share, meta *csr.Meta, goroutines int) (jobShape, error) {
+func shareShape(w *spmd.World, mine programSpec, sh *csr.Share, f *chunkFacts, meta *csr.Meta, goroutines int) (jobShape, error) {
 	var blob []byte
 	if w.Rank() == 0 {
 		var err error
@@ -566,7 +533,7 @@ func shareShape(w *spmd.World, mine programSpec, sh *csr.Share, meta *csr.Meta, 
 	}
 	sums := []int64{0, 0, 0, 0, 0}
 	if w.Role == spmd.CN {
-		sums = []int64{int64(sh.Graph.NumEdges()), int64(meta.DroppedSelfLoops), int64(meta.DroppedDuplicates), 0, int64(goroutines)}
+		sums = []int64{int64(f.edges), int64(meta.DroppedSelfLoops), int64(meta.DroppedDuplicates), 0, int64(goroutines)}
 		if w.Index == 0 {
 			sums[3] = int64(sh.Graph.N)
 		}
@@ -576,7 +543,7 @@ func shareShape(w *spmd.World, mine programSpec, sh *csr.Share, meta *csr.Meta, 
 	}
 	most := []int64{0}
 	if w.Role == spmd.CN {
-		most[0] = int64(sh.Graph.NumEdges())
+		most[0] = int64(f.edges)
 	}
 	if err := w.Comm.AllReduceInt64(most, spmd.Max); err != nil {
 		return jobShape{}, err
@@ -617,10 +584,13 @@ func gatherJSON[T any](w *spmd.World, v T, contribute bool) ([]T, error) {
 
 // gatherDegrees summarises the out-degrees of the whole graph for the load
 // report: each CN gives its chunk's (rank 0 only gets the summary).
-func gatherDegrees(w *spmd.World, sh *csr.Share, chunks []uint32) (csr.DegreeSummary, error) {
+func gatherDegrees(w *spmd.World, f *chunkFacts) (csr.DegreeSummary, error) {
 	var mine []uint64
 	if w.Role == spmd.CN {
-		mine = balance.DegreesFromOffsets(sh.Graph.Offsets[chunks[w.Index] : chunks[w.Index+1]+1])
+		mine = make([]uint64, len(f.degrees))
+		for i, d := range f.degrees {
+			mine[i] = uint64(d)
+		}
 	}
 	all, err := gatherJSON(w, mine, w.Role == spmd.CN)
 	if err != nil || w.Rank() != 0 {
@@ -696,7 +666,8 @@ func prepare(cfg *Config, alg algo.Algorithm, wantIn bool, out *Outcome, w *spmd
 		out.PartS = time.Since(t).Seconds()
 		return chunks[w.Index], chunks[w.Index+1], nil
 	}
-	sh, meta, err := csr.OpenShareWith(cfg.Graph, opts, csr.ShareOptions{In: wantIn}, part)
+	so := csr.ShareOptions{In: wantIn, RowBytes: cfg.RowBytes, Align: uint32(cfg.Layout.BatchVertices)}
+	sh, meta, err := csr.OpenShareWith(cfg.Graph, opts, so, part)
 	if err != nil {
 		return nil, programSpec{}, err
 	}
@@ -704,8 +675,6 @@ func prepare(cfg *Config, alg algo.Algorithm, wantIn bool, out *Outcome, w *spmd
 	if cfg.LoadOnly {
 		return sh, programSpec{Algo: "load"}, nil
 	}
-	roundWeights(sh.Graph)
-	roundWeights(sh.In)
 	spec, err := resolve(cfg, alg, sh, meta, w)
 	return sh, spec, err
 }
@@ -721,13 +690,6 @@ func resolve(cfg *Config, alg algo.Algorithm, sh *csr.Share, meta *csr.Meta, w *
 	}
 	spec := programSpec{Algo: alg.Name, Params: p}
 	g := sh.Graph
-	if alg.NonNegativeWeights {
-		for i, wt := range g.Weights {
-			if wt < 0 || math.IsNaN(wt) {
-				return programSpec{}, &rank.ParamError{Msg: fmt.Sprintf("%s needs non-negative weights; edge %d of %s's share on CN %d has weight %g", alg.Name, i, cfg.Graph, w.Index, wt)}
-			}
-		}
-	}
 	if !alg.Source {
 		return spec, nil
 	}

@@ -57,6 +57,8 @@ type loadReport struct {
 	} `json:"times"`
 	EdgesPerSecond float64 `json:"edges_per_s"`
 	BytesWritten   uint64  `json:"bytes_written"`
+	// Windows is the most windows a CN built its share in (--load-mem).
+	Windows int `json:"windows"`
 }
 
 // loadProgress draws a progress bar for CN 0's loading when stderr is a
@@ -119,7 +121,7 @@ func loadBody(j *Job, rf *runFlags) error {
 	rep.EntryBytes = out.Layout.Codec.Size
 	rep.MNImbalance = out.Layout.Imbalance()
 	rep.Times.Load, rep.Times.Partition = out.LoadS, out.PartS
-	rep.BytesWritten = total.Bytes
+	rep.BytesWritten, rep.Windows = total.Bytes, total.Windows
 	if out.LoadS > 0 {
 		rep.EdgesPerSecond = float64(out.Edges) / out.LoadS
 	}
@@ -153,5 +155,9 @@ func (r *loadReport) print(j *Job) {
 		per[m] = fmt.Sprintf("mn%d %s", m, hb(b))
 	}
 	fmt.Fprintf(w, "memory nodes: %s (max/mean %.3f)\n", strings.Join(per, ", "), r.MNImbalance)
-	fmt.Fprintf(w, "load %.3fs (%s edges/s, %s written), partition %.4fs\n", r.Times.Load, hn(uint64(r.EdgesPerSecond)), hb(r.BytesWritten), r.Times.Partition)
+	win := ""
+	if r.Windows > 1 {
+		win = fmt.Sprintf(", in up to %d windows a CN (--load-mem)", r.Windows)
+	}
+	fmt.Fprintf(w, "load %.3fs (%s edges/s, %s written%s), partition %.4fs\n", r.Times.Load, hn(uint64(r.EdgesPerSecond)), hb(r.BytesWritten), win, r.Times.Partition)
 }

@@ -94,7 +94,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&r.inflight, "inflight", 1, "goroutines per worker, each with its own endpoint, keeping several batches in flight (raise it on fabrics with µs latency)")
 	fs.IntVar(&r.batch, "batch", 1024, "vertices per task claimed by a worker (at most one loading batch)")
 	fs.StringVar(&r.mnMem, "mn-mem", "", "pool size of each memory node, e.g. 8GiB (default: what the graph and mailboxes need plus 64 KiB)")
-	fs.StringVar(&r.loadMem, "load-mem", "1GiB", "a compute node keeps up to `SIZE` of a text edge list's or Graphalytics graph's parsed edges (8 B per edge, 16 with weights) from its first pass for the later ones, which otherwise parse the input again; 0 keeps nothing")
+	fs.StringVar(&r.loadMem, "load-mem", "1GiB", "a compute node's loading memory: it keeps up to `SIZE` of a text edge list's or Graphalytics graph's parsed edges (8 B per edge, 16 with weights) from its first pass for the later ones, which otherwise parse the input again (0 keeps nothing), and builds its share's rows (4 B per edge, 12 with weights) whole if they fit SIZE (at least 1MiB), else window by window, each window costing two more passes over the input")
 	fs.StringVar(&r.fabric, "fabric", "", fabricUsage)
 	fs.StringVar(&r.cxlDir, "cxl-dir", "", cxlDirUsage)
 	fs.StringVar(&r.cxlDev, "cxl-dev", "", cxlDevUsage)
@@ -203,6 +203,7 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 		return cfg, err
 	}
 	cfg.Csr.KeepBytes = int64(b)
+	cfg.RowBytes = max(int64(b), job.MinRowBytes)
 	if b == 0 {
 		cfg.Csr.KeepBytes = -1 // keep nothing
 	}
@@ -386,9 +387,12 @@ func verifyOutcome(out *job.Outcome) error {
 // runReport is the report of a run, human and --json.
 type runReport struct {
 	Version string `json:"version"`
-	Command string `json:"command"`
-	Algo    string `json:"algo"`
-	Graph   struct {
+	// LoadWindows is how many windows CN 0 built its share in (--load-mem;
+	// 1: whole).
+	LoadWindows int    `json:"load_windows"`
+	Command     string `json:"command"`
+	Algo        string `json:"algo"`
+	Graph       struct {
 		Name     string `json:"name"`
 		Vertices uint64 `json:"vertices"`
 		Edges    uint64 `json:"edges"`
@@ -484,6 +488,9 @@ func newRunReport(j *Job, out *job.Outcome) *runReport {
 	r.Workers = out.Workers
 	r.Times.Load, r.Times.Partition, r.Times.Compute = out.LoadS, out.PartS, out.ComputeS
 	r.Times.Total = time.Since(j.Start).Seconds()
+	if out.Load != nil {
+		r.LoadWindows = out.Load.Windows
+	}
 	r.Balance.Imbalance = out.Imbalance
 	r.Balance.TailRatio, r.Balance.Steals, r.Balance.HubDegree = out.Result.TailRatio, out.Result.Steals, out.Result.HubDegree
 	r.Iterations = out.Result.Iterations
@@ -529,8 +536,12 @@ func (r *runReport) print(j *Job) {
 	fmt.Fprintf(w, "DMG %s on %s: %s vertices, %s edges; cn:%d,mn:%d over %s; mode %s\n",
 		r.Algo, r.Graph.Name, humanize.Comma(int64(r.Graph.Vertices)), humanize.Comma(int64(r.Graph.Edges)), r.Roles.CN, r.Roles.MN, r.Fabric, mode)
 	fmt.Fprintf(w, "parameters: %s; dmg %s: %s\n", r.Parameters, r.Version, r.Command)
-	fmt.Fprintf(w, "load %.3fs (%s edges/s)  partition %.4fs (imbalance %.3f)  compute %.3fs (%s edges/s)  total %.3fs\n",
-		r.Times.Load, hn(uint64(float64(r.Graph.Edges)/max(r.Times.Load, 1e-9))), r.Times.Partition, r.Balance.Imbalance,
+	win := ""
+	if r.LoadWindows > 1 {
+		win = fmt.Sprintf(", CN 0 in %d windows", r.LoadWindows)
+	}
+	fmt.Fprintf(w, "load %.3fs (%s edges/s%s)  partition %.4fs (imbalance %.3f)  compute %.3fs (%s edges/s)  total %.3fs\n",
+		r.Times.Load, hn(uint64(float64(r.Graph.Edges)/max(r.Times.Load, 1e-9))), win, r.Times.Partition, r.Balance.Imbalance,
 		r.Times.Compute, hn(uint64(r.EdgesPerSecond)), r.Times.Total)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "iter\tmode\tupdate\tactive V\tactive E\treads\twrites\tatomics\tbytes\tseconds\tmodelled\ttail\t")

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dmg-hpc/dmg/csr"
 	"github.com/dmg-hpc/dmg/spmd/mpitest"
 )
 
@@ -479,4 +480,62 @@ func TestShortStopSurvived(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 0 {
 		t.Fatalf("exit %d after a 4 s stop with --peer-timeout 10s:\n%s", code, stderr.String())
 	}
+}
+
+// A CN whose share's rows exceed --load-mem builds and loads them window
+// by window, each in a pass over the text input of its own, under mpirun
+// over shm: the results are those of a load that builds them whole, bit
+// for bit (a directed graph, whose in-rows are windowed too, and a
+// weighted kernel).
+func TestLoadMemWindows(t *testing.T) {
+	dir := t.TempDir()
+	g, _, err := csr.Open("kron:15", csr.Options{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	for v := range g.N {
+		for _, d := range g.Neighbors(v) {
+			fmt.Fprintf(&b, "%d %d\n", v, d)
+		}
+	}
+	el := filepath.Join(dir, "k15.el")
+	if err := os.WriteFile(el, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []string{"pagerank", "sssp"} {
+		t.Run(a, func(t *testing.T) {
+			var outs [2][]byte
+			for i, mem := range []string{"1GiB", "1MiB"} {
+				out, js := filepath.Join(dir, a+mem+".out"), filepath.Join(dir, a+mem+".json")
+				res := mpitest.Exec(t, 4, nil, dmgBin(t), "--roles", "cn:2,mn:2", "--json", js, "run", "--algo", a, "--graph", el, "--load-mem", mem, "--out", out)
+				if res.ExitCode != 0 {
+					t.Fatalf("--load-mem %s: exit %d\n%s%s", mem, res.ExitCode, res.Stdout, res.Stderr)
+				}
+				var rep struct {
+					Windows int `json:"load_windows"`
+				}
+				if err := readJSON(js, &rep); err != nil {
+					t.Fatal(err)
+				}
+				if (i == 0) != (rep.Windows == 1) || rep.Windows < 1 {
+					t.Fatalf("--load-mem %s: CN 0 loaded in %d windows", mem, rep.Windows)
+				}
+				if outs[i], err = os.ReadFile(out); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !bytes.Equal(outs[0], outs[1]) {
+				t.Fatalf("--load-mem 1MiB gives other results than 1GiB")
+			}
+		})
+	}
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
 }

@@ -281,14 +281,18 @@ func (k kernelCase) algorithm(t testing.TB) *algo.Algorithm {
 
 // variant is an engine configuration every kernel must agree in.
 type variant struct {
-	name   string
-	engine rank.Config
-	layout csr.LayoutConfig
+	name     string
+	engine   rank.Config
+	layout   csr.LayoutConfig
+	rowBytes int64 // job.Config.RowBytes
 }
 
 func variants() []variant {
 	return []variant{
 		{name: "dmg"},
+		// The shares' rows built and loaded in windows of 16-vertex
+		// batches, 2 KiB of rows or less each (a window per pass).
+		{name: "windowed", layout: csr.LayoutConfig{BatchVertices: 16}, rowBytes: 2048},
 		{name: "naive", engine: rank.Config{Mode: rank.ModeNaive}},
 		{name: "famgraph", engine: rank.Config{Mode: rank.ModeFAMGraph}},
 		{name: "no-pull", engine: rank.Config{NoPull: true}},
@@ -369,7 +373,7 @@ func expected(g *csr.Graph, p algo.Program) ([]uint64, []uint64) {
 func check(t *testing.T, path string, roles spmd.Roles, k kernelCase, v variant) {
 	t.Helper()
 	alg := k.algorithm(t)
-	cfg := job.Config{Graph: path, Csr: k.graph, Kernel: alg, Engine: v.engine, Layout: v.layout}
+	cfg := job.Config{Graph: path, Csr: k.graph, Kernel: alg, Engine: v.engine, Layout: v.layout, RowBytes: v.rowBytes}
 	if why := refusal(v.engine, alg.New(algo.Params{}).Spec()); why != "" {
 		// The run is refused, as bad input, naming the reason.
 		_, err := tryJob(roles, cfg)
@@ -380,6 +384,9 @@ func check(t *testing.T, path string, roles spmd.Roles, k kernelCase, v variant)
 		return
 	}
 	out := runJob(t, roles, cfg)
+	if v.rowBytes > 0 && out.Load.Windows < 2 {
+		t.Fatalf("CN 0 loaded its share in %d windows with %d bytes of rows at once; want several", out.Load.Windows, v.rowBytes)
+	}
 	g := out.Graph
 	prog := alg.New(out.Params)
 	want, counts := expected(g, prog)

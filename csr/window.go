@@ -1,0 +1,138 @@
+package csr
+
+import "runtime/debug"
+
+// windowed is what a windowed share keeps to build its rows window by
+// window: the pass over the input and the first pass's counts.
+type windowed struct {
+	bounds  []uint32 // Lo = bounds[0] < bounds[1] < ... = Hi
+	pass    func(snk sink) (*header, error)
+	spec    string
+	o       Options
+	in      []uint64 // in-degrees, when the in-rows are built
+	wantIn  bool
+	meta    *Meta
+	counted bool // meta holds the dropped self-loops and duplicates; sym is known
+	sym     bool // every window's in-rows are its out-rows
+
+	undirected, dropLoops, weighted bool
+}
+
+// windows cuts the share [lo, hi) into windows whose rows (out-rows by
+// deg, in-rows by in when not nil) fit so.RowBytes, each a whole number
+// of so.Align vertices from lo (the last one excepted), and at least one
+// such step. It returns nil when the whole share fits.
+func windows(deg, in []uint64, lo, hi uint32, weighted bool, so ShareOptions) []uint32 {
+	if so.RowBytes <= 0 {
+		return nil
+	}
+	per := uint64(4)
+	if weighted {
+		per += 8
+	}
+	align := uint64(so.Align)
+	if align == 0 {
+		align = 1024
+	}
+	budget := uint64(so.RowBytes)
+	rowBytes := func(a, b uint64) uint64 {
+		var c uint64
+		for v := a; v < b; v++ {
+			c += deg[v]
+			if v < uint64(len(in)) {
+				c += in[v]
+			}
+		}
+		return c * per
+	}
+	if rowBytes(uint64(lo), uint64(hi)) <= budget {
+		return nil
+	}
+	bounds := []uint32{lo}
+	var used uint64
+	for a := uint64(lo); a < uint64(hi); {
+		b := min(a+align, uint64(hi))
+		c := rowBytes(a, b)
+		if used > 0 && used+c > budget {
+			bounds = append(bounds, uint32(a))
+			used = 0
+		}
+		used += c
+		a = b
+	}
+	return append(bounds, hi)
+}
+
+// Windowed reports whether the share builds its rows window by window
+// (ShareOptions.RowBytes): then Graph and In hold no rows, only the
+// vertices (N, IDs, Directed), and Windows builds them.
+func (s *Share) Windowed() bool { return s.win != nil }
+
+// Windows calls f with the share's rows, in order of vertices: a share
+// built whole calls it once, with Graph, In and [Lo, Hi); a windowed
+// one once per window [lo, hi), with graphs (of every vertex, as Graph
+// and In) whose rows are those of the window only, built by a pass
+// over the input each (they are f's until it returns; each call gets
+// new ones). A windowed share's in is nil when it has no in-rows (as
+// Share.In), else they are built, never taken for the out-rows, so
+// SameRows tells whether they are. The first complete call of a
+// windowed share adds the self-loops and duplicates its builds drop to
+// the Meta OpenShareWith returned. An error of f stops the windows and
+// is returned.
+func (s *Share) Windows(f func(g, in *Graph, lo, hi uint32) error) error {
+	w := s.win
+	if w == nil {
+		return f(s.Graph, s.In, s.Lo, s.Hi)
+	}
+	var loops, dups uint64
+	sym := !w.undirected && w.wantIn || w.undirected
+	for i := 0; i+1 < len(w.bounds); i++ {
+		lo, hi := w.bounds[i], w.bounds[i+1]
+		g, in, l, d, err := w.build(s.Graph, s.Degrees, lo, hi)
+		if err != nil {
+			return err
+		}
+		loops, dups = loops+l, dups+d
+		sym = sym && (in == nil || SameRows(g, in, lo, hi))
+		if err := f(g, in, lo, hi); err != nil {
+			return err
+		}
+		// The window's rows are garbage now: collect them and give
+		// their pages back before the next window's are built, so that
+		// the process holds one window's rows, not the GC's leeway of
+		// two.
+		g, in = nil, nil
+		debug.FreeOSMemory()
+	}
+	if !w.counted {
+		w.meta.DroppedSelfLoops += loops
+		w.meta.DroppedDuplicates += dups
+		w.counted, w.sym = true, sym
+	}
+	return nil
+}
+
+// build makes the rows of the window [lo, hi) in one pass: the
+// out-rows (counted by deg), and the in-rows when the share has them.
+func (w *windowed) build(v *Graph, deg []uint64, lo, hi uint32) (g, in *Graph, loops, dups uint64, err error) {
+	n := uint64(v.N)
+	var inRows *shareRows
+	if w.wantIn {
+		inRows = newShareRows(w.in, lo, hi, n, w.weighted)
+	}
+	out := newShareRows(deg, lo, hi, n, w.weighted)
+	rp := rowPass{lo: lo, hi: hi, undirected: w.undirected, dropLoops: w.dropLoops, weighted: w.weighted, out: out, in: inRows}
+	if _, err := rp.run(w.pass); err != nil {
+		return nil, nil, 0, 0, err
+	}
+	if err := changed(w.spec, out, inRows); err != nil {
+		return nil, nil, 0, 0, err
+	}
+	off, dst, ws, dups := finishRows(out.off, out.dst, out.ws, &w.o)
+	g = &Graph{N: v.N, Offsets: off, Dst: dst, Weights: ws, IDs: v.IDs, Directed: v.Directed}
+	if inRows != nil {
+		off, dst, ws, _ := finishRows(inRows.off, inRows.dst, inRows.ws, &w.o)
+		in = &Graph{N: v.N, Offsets: off, Dst: dst, Weights: ws, IDs: v.IDs, Directed: true}
+	}
+	return g, in, rp.loops, dups, nil
+}

@@ -1,0 +1,144 @@
+package job
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dmg-hpc/dmg/algo"
+	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/rank"
+	"github.com/dmg-hpc/dmg/spmd"
+	"github.com/dmg-hpc/dmg/verbs"
+)
+
+// MinRowBytes is the least Config.RowBytes the command line sets
+// (--load-mem 0 included): every window costs two passes over the
+// input (one to measure, one to load), so tiny windows would take
+// a pass for every few batches.
+const MinRowBytes = 1 << 20
+
+// chunkFacts is what a CN learns of its chunk's rows before it lays
+// them out: one sweep of the share's windows (Share.Windows), which for
+// a share built whole is a look at the rows it holds.
+type chunkFacts struct {
+	edges   uint64   // the chunk's out-edges
+	degrees []uint32 // out-degree of each vertex of the chunk
+	// out and in are the chunk's sizes in the layouts of the out-rows
+	// and of the in-rows (none when the share has no in-rows).
+	out, in  csr.ChunkSizes
+	weighted bool
+}
+
+// layoutConfigs are the configurations of the out-rows' layout and of
+// the in-rows' (without the reserve, which planLayouts adds).
+func layoutConfigs(w *spmd.World, cfg *Config, chunks []uint32) (out, in csr.LayoutConfig) {
+	out = cfg.Layout
+	out.NumMN, out.Bounds, out.AttrBytes = w.Roles.MN, chunks, rank.AttrBytes()
+	out.Naive = rank.IsPlain(cfg.Engine.Mode)
+	in = out
+	in.AttrBytes, in.Naive = nil, false
+	return out, in
+}
+
+// measure sweeps CN k's share: edges, degrees, layout sizes, and the
+// check of the algorithm's weights. Every window's weights are rounded
+// as the layout stores them (roundWeights) first.
+func measure(w *spmd.World, cfg *Config, alg algo.Algorithm, sh *csr.Share, chunks []uint32) (chunkFacts, error) {
+	k := w.Index
+	lo, hi := chunks[k], chunks[k+1]
+	ocfg, icfg := layoutConfigs(w, cfg, chunks)
+	f := chunkFacts{degrees: make([]uint32, hi-lo)}
+	err := sh.Windows(func(g, in *csr.Graph, a, b uint32) error {
+		roundWeights(g)
+		if in != g {
+			roundWeights(in)
+		}
+		f.weighted = g.Weights != nil
+		if alg.NonNegativeWeights {
+			if err := nonNegative(g, a, b, alg.Name, cfg.Graph); err != nil {
+				return err
+			}
+		}
+		for v := a; v < b; v++ {
+			d := g.Degree(v)
+			f.degrees[v-lo] = uint32(d)
+			f.edges += d
+		}
+		s, err := csr.SizeRange(g, ocfg, k, a, b)
+		if err != nil {
+			return err
+		}
+		f.out.Add(s)
+		if in != nil && in != g {
+			if s, err = csr.SizeRange(in, icfg, k, a, b); err != nil {
+				return err
+			}
+			f.in.Add(s)
+		}
+		return nil
+	})
+	return f, err
+}
+
+// nonNegative checks the weights of g's rows [lo, hi).
+func nonNegative(g *csr.Graph, lo, hi uint32, name, graph string) error {
+	if g.Weights == nil {
+		return nil
+	}
+	for v := lo; v < hi; v++ {
+		a := g.Offsets[v]
+		for i, wt := range g.Weights[a:g.Offsets[v+1]] {
+			if wt < 0 || math.IsNaN(wt) {
+				return &rank.ParamError{Msg: fmt.Sprintf("%s needs non-negative weights; edge %d→%d of %s has weight %g", name, g.ExternalID(v), g.ExternalID(g.Dst[a+uint64(i)]), graph, wt)}
+			}
+		}
+	}
+	return nil
+}
+
+// loadShare writes CN k's share through eps: its out-rows in the layout
+// l.Out and, when there is one, its in-rows in l.In, window by window.
+func loadShare(sh *csr.Share, l layouts, k int, eps []verbs.Endpoint, f *chunkFacts, progress func(csr.LoadProgress)) (*csr.LoadReport, error) {
+	var rep *csr.LoadReport
+	add := func(r *csr.LoadReport) {
+		if rep == nil {
+			rep = r
+			return
+		}
+		secs := rep.Seconds + r.Seconds // one after the other
+		rep.Merge(r)
+		rep.Seconds = secs
+	}
+	var done csr.LoadProgress // what the out-rows' windows wrote
+	windows := 0
+	err := sh.Windows(func(g, in *csr.Graph, a, b uint32) error {
+		roundWeights(g)
+		if in != g {
+			roundWeights(in)
+		}
+		windows++
+		o := csr.LoadOptions{Progress: progress}
+		if sh.Windowed() {
+			o.Lo, o.Hi, o.Done, o.ChunkEdges = a, b, done, f.edges
+		}
+		r, err := l.Out.Load(g, k, eps, o)
+		if err != nil {
+			return err
+		}
+		done.Vertices, done.Edges, done.Bytes = done.Vertices+r.Vertices, done.Edges+r.Edges, done.Bytes+r.Bytes
+		add(r)
+		if l.In == nil {
+			return nil
+		}
+		o.Progress = nil
+		if r, err = l.In.Load(in, k, eps, o); err != nil {
+			return err
+		}
+		add(r)
+		return nil
+	})
+	if rep != nil {
+		rep.Windows = windows
+	}
+	return rep, err
+}
