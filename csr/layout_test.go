@@ -733,7 +733,11 @@ func TestLoadWindowed(t *testing.T) {
 			onFabric(t, tc.roles, last.Needed(), func(w *spmd.World, net verbs.Network, eps []verbs.Endpoint) error {
 				sh := win[w.Index]
 				var done LoadProgress
+				var los []uint32
 				if err := sh.Windows(func(g, gin *Graph, lo, hi uint32) error {
+					if los = append(los, lo); len(los) == 1 && hi != sh.Hi {
+						t.Errorf("the second sweep starts with window [%d, %d), not the last one the first built", lo, hi)
+					}
 					o := LoadOptions{Lo: lo, Hi: hi, Done: done, Progress: func(p LoadProgress) {
 						if p.Vertices > p.TotalVertices || p.Bytes > p.TotalBytes || p.Vertices < done.Vertices {
 							t.Errorf("progress %+v after %+v", p, done)

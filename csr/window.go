@@ -14,6 +14,7 @@ type windowed struct {
 	meta    *Meta
 	counted bool // meta holds the dropped self-loops and duplicates; sym is known
 	sym     bool // every window's in-rows are its out-rows
+	kept    *builtWindow
 
 	undirected, dropLoops, weighted bool
 }
@@ -68,25 +69,44 @@ func windows(deg, in []uint64, lo, hi uint32, weighted bool, so ShareOptions) []
 // vertices (N, IDs, Directed), and Windows builds them.
 func (s *Share) Windowed() bool { return s.win != nil }
 
-// Windows calls f with the share's rows, in order of vertices: a share
-// built whole calls it once, with Graph, In and [Lo, Hi); a windowed
-// one once per window [lo, hi), with graphs (of every vertex, as Graph
-// and In) whose rows are those of the window only, built by a pass
-// over the input each (they are f's until it returns; each call gets
-// new ones). A windowed share's in is nil when it has no in-rows (as
-// Share.In), else they are built, never taken for the out-rows, so
-// SameRows tells whether they are. The first complete call of a
-// windowed share adds the self-loops and duplicates its builds drop to
-// the Meta OpenShareWith returned. An error of f stops the windows and
-// is returned.
+// Windows calls f with the share's rows: a share built whole calls it
+// once, with Graph, In and [Lo, Hi); a windowed one once per window
+// [lo, hi), with graphs (of every vertex, as Graph and In) whose rows
+// are those of the window only, built by a pass over the input each.
+// The window a call builds last is kept for the next call, which passes
+// it first and builds only the others: a job that sweeps the windows
+// twice (to measure, then to load) pays 2W−1 passes for W windows, and
+// holds one window's rows at a time. f gets each window's graphs while
+// it runs; the kept window's are the same in the next call (f may alter
+// them only in ways a second visit tolerates). A windowed share's in is
+// nil when it has no in-rows (as Share.In), else they are built, never
+// taken for the out-rows, so SameRows tells whether they are. The first
+// complete call of a windowed share adds the self-loops and duplicates
+// its builds drop to the Meta OpenShareWith returned. An error of f
+// stops the windows and is returned.
 func (s *Share) Windows(f func(g, in *Graph, lo, hi uint32) error) error {
 	w := s.win
 	if w == nil {
 		return f(s.Graph, s.In, s.Lo, s.Hi)
 	}
+	var todo []int // the windows to build, in order; the last is kept
+	kept := w.kept
+	w.kept = nil
+	for i := range len(w.bounds) - 1 {
+		if kept == nil || i != kept.i {
+			todo = append(todo, i)
+		}
+	}
+	if kept != nil {
+		if err := f(kept.g, kept.in, w.bounds[kept.i], w.bounds[kept.i+1]); err != nil {
+			return err
+		}
+		kept = nil
+		debug.FreeOSMemory()
+	}
 	var loops, dups uint64
 	sym := !w.undirected && w.wantIn || w.undirected
-	for i := 0; i+1 < len(w.bounds); i++ {
+	for j, i := range todo {
 		lo, hi := w.bounds[i], w.bounds[i+1]
 		g, in, l, d, err := w.build(s.Graph, s.Degrees, lo, hi)
 		if err != nil {
@@ -97,10 +117,13 @@ func (s *Share) Windows(f func(g, in *Graph, lo, hi uint32) error) error {
 		if err := f(g, in, lo, hi); err != nil {
 			return err
 		}
-		// The window's rows are garbage now: collect them and give
-		// their pages back before the next window's are built, so that
-		// the process holds one window's rows, not the GC's leeway of
-		// two.
+		if j == len(todo)-1 {
+			w.kept = &builtWindow{g: g, in: in, i: i}
+		}
+		// The window's rows are garbage now (but for the kept one's),
+		// with the pass's: collect them and give their pages back
+		// before the next window's are built, so that the process holds
+		// one window's rows, not the GC's leeway of two.
 		g, in = nil, nil
 		debug.FreeOSMemory()
 	}
@@ -110,6 +133,13 @@ func (s *Share) Windows(f func(g, in *Graph, lo, hi uint32) error) error {
 		w.counted, w.sym = true, sym
 	}
 	return nil
+}
+
+// builtWindow is a window's rows kept from one Windows call for the
+// next.
+type builtWindow struct {
+	g, in *Graph
+	i     int // the window's index
 }
 
 // build makes the rows of the window [lo, hi) in one pass: the
