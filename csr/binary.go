@@ -211,6 +211,13 @@ func readBinary(r io.Reader, file string, o *Options, meta *Meta, snk sink) (*Ed
 	// cost more than decoding it); those of a short block are decoded
 	// before its truncation is reported, as if read one by one.
 	blk := make([]byte, rec*int(min(m, binBlockRecords)))
+	// A sink that takes many edges at once (a pass's batcher) gets each
+	// block's in one call, not a call per edge.
+	bulk, _ := snk.(edgesSink)
+	var recs []edgeRec
+	if bulk != nil {
+		recs = make([]edgeRec, 0, min(m, binBlockRecords))
+	}
 	for k := uint64(0); k < m; {
 		got, rerr := io.ReadFull(br, blk[:rec*int(min(m-k, binBlockRecords))])
 		for i := 0; i+rec <= got; i += rec {
@@ -239,6 +246,10 @@ func readBinary(r io.Reader, file string, o *Options, meta *Meta, snk sink) (*Ed
 			}
 			off += int64(rec)
 			k++
+			if bulk != nil {
+				recs = append(recs, edgeRec{uint64(s), uint64(d), x})
+				continue
+			}
 			if snk != nil {
 				snk.edge(uint64(s), uint64(d), x)
 				continue
@@ -251,6 +262,10 @@ func readBinary(r io.Reader, file string, o *Options, meta *Meta, snk sink) (*Ed
 		}
 		if rerr != nil {
 			return nil, offsetErr(file, off+int64(got%rec), "truncated edge record %d of %d (%d bytes each)", k, m, rec)
+		}
+		if len(recs) > 0 {
+			bulk.edges(recs)
+			recs = recs[:0]
 		}
 	}
 	if _, err := br.ReadByte(); err == nil {

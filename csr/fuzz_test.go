@@ -269,6 +269,11 @@ func FuzzShare(f *testing.F) {
 	f.Add(byte(3), uint8(1), uint8(2), uint64(6), []byte("%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n2 1 1\n3 3 2\n"))
 	f.Add(byte(0x67), uint8(2), uint8(1), uint64(7), []byte("%%MatrixMarket matrix coordinate integer general\n3 3 4\n2 1 -1\n2 1 -2\n1 2 3\n3 3 2\n"))
 	f.Add(byte(1), uint8(1), uint8(9), uint64(8), []byte("# c\n10 20\n20 30\n30 10\n40 50\n50 40\n4294967296 10\n"))
+	// Windowed rows (split/9 odd): a byte a window, and 12 bytes in
+	// windows of 3 vertices.
+	f.Add(byte(2), uint8(0), uint8(3), uint64(9), []byte("1 2 0.5\n2 1 0.25\n1 2 0.25\n2 1 0.5\n1 1 2\n3 1 1\n"))
+	f.Add(byte(1), uint8(1), uint8(9), uint64(9+18*11+1152*2), []byte("# c\n10 20\n20 30\n30 10\n40 50\n50 40\n4294967296 10\n10 10\n"))
+	f.Add(byte(4), uint8(0), uint8(5), uint64(10+18*3+1152), []byte("1 2\n2 3\n3 4\n4 1\n1 3\n"))
 	f.Fuzz(func(t *testing.T, sel byte, a, b uint8, split uint64, data []byte) {
 		name := []string{"g.txt", "g.el", "g.wel", "g.mtx"}[sel%4]
 		o := fuzzOpts
@@ -288,10 +293,28 @@ func FuzzShare(f *testing.F) {
 		// The text passes from the kept edges, from the text, or from the
 		// text after a budget the edges overflow.
 		o.KeepBytes = []int64{0, -1, 40}[split/3%3]
-		sh, _, serr := openShare(p, o, ShareOptions{In: sel&128 == 0}, func(deg []uint64) (uint32, uint32, error) {
+		// The rows built whole, or in windows of a few vertices and
+		// bytes (assembled from two sweeps, which must agree).
+		so := ShareOptions{In: sel&128 == 0}
+		if split/9%2 == 1 {
+			so.RowBytes, so.Align = int64(1+split/18%64), uint32(1+split/1152%4)
+		}
+		sh, _, serr := openShare(p, o, so, func(deg []uint64) (uint32, uint32, error) {
 			n := uint32(len(deg))
 			return min(uint32(a), uint32(b), n), min(max(uint32(a), uint32(b)), n), nil
 		}, splitConfig(split, len(data)))
+		if serr == nil && sh.Windowed() {
+			var sweeps [2]*Share
+			for i := range sweeps {
+				if sweeps[i], serr = assemble(sh); serr != nil {
+					break
+				}
+			}
+			if serr == nil && !reflect.DeepEqual(sweeps[0], sweeps[1]) {
+				t.Fatal("two sweeps of the windows disagree")
+			}
+			sh = sweeps[0]
+		}
 		if (ferr == nil) != (serr == nil) {
 			t.Fatalf("whole graph: %v; share: %v", ferr, serr)
 		}
@@ -324,4 +347,63 @@ func FuzzShare(f *testing.F) {
 		}
 		checkIn(t, sh, full, transpose(full))
 	})
+}
+
+// assemble sweeps a windowed share's windows and returns the share as
+// built whole: Graph and In with every window's rows. Its Symmetric is
+// the windowed share's.
+func assemble(sh *Share) (*Share, error) {
+	n := sh.Graph.N
+	type rows struct {
+		dst [][]uint32
+		ws  [][]float64
+		g   *Graph
+	}
+	var out, in rows
+	out.dst, in.dst = make([][]uint32, n), make([][]uint32, n)
+	out.ws, in.ws = make([][]float64, n), make([][]float64, n)
+	err := sh.Windows(func(g, gin *Graph, lo, hi uint32) error {
+		for _, x := range []struct {
+			r *rows
+			g *Graph
+		}{{&out, g}, {&in, gin}} {
+			if x.g == nil {
+				continue
+			}
+			x.r.g = x.g
+			for v := lo; v < hi; v++ {
+				x.r.dst[v] = slices.Clone(x.g.Neighbors(v))
+				if x.g.Weights != nil {
+					x.r.ws[v] = slices.Clone(x.g.Weights[x.g.Offsets[v]:x.g.Offsets[v+1]])
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	whole := func(r rows) *Graph {
+		if r.g == nil {
+			return nil
+		}
+		g := &Graph{N: n, Offsets: make([]uint64, n+1), IDs: r.g.IDs, Directed: r.g.Directed}
+		if r.g.Weights != nil {
+			g.Weights = []float64{}
+		}
+		for v := range n {
+			g.Dst = append(g.Dst, r.dst[v]...)
+			if g.Weights != nil {
+				g.Weights = append(g.Weights, r.ws[v]...)
+			}
+			g.Offsets[v+1] = uint64(len(g.Dst))
+		}
+		return g
+	}
+	w := *sh
+	w.Graph, w.In = whole(out), whole(in)
+	if w.Graph == nil { // no window: an empty share
+		w.Graph = &Graph{N: n, Offsets: make([]uint64, n+1), IDs: sh.Graph.IDs, Directed: sh.Graph.Directed}
+	}
+	return &w, nil
 }

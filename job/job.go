@@ -2,6 +2,7 @@ package job
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/gob"
 	"encoding/json"
 	"fmt"
@@ -583,22 +584,25 @@ func gatherJSON[T any](w *spmd.World, v T, contribute bool) ([]T, error) {
 }
 
 // gatherDegrees summarises the out-degrees of the whole graph for the load
-// report: each CN gives its chunk's (rank 0 only gets the summary).
+// report: each CN gives its chunk's, 4 little-endian bytes a vertex (rank
+// 0 only gets the summary).
 func gatherDegrees(w *spmd.World, f *chunkFacts) (csr.DegreeSummary, error) {
-	var mine []uint64
+	var mine []byte
 	if w.Role == spmd.CN {
-		mine = make([]uint64, len(f.degrees))
-		for i, d := range f.degrees {
-			mine[i] = uint64(d)
+		mine = make([]byte, 0, 4*len(f.degrees))
+		for _, d := range f.degrees {
+			mine = binary.LittleEndian.AppendUint32(mine, d)
 		}
 	}
-	all, err := gatherJSON(w, mine, w.Role == spmd.CN)
+	all, err := w.Comm.AllGather(mine)
 	if err != nil || w.Rank() != 0 {
 		return csr.DegreeSummary{}, err
 	}
 	var deg []uint64
-	for _, d := range all {
-		deg = append(deg, d...)
+	for _, b := range all { // the CNs' in CN order, the MNs' empty
+		for i := 0; i+4 <= len(b); i += 4 {
+			deg = append(deg, uint64(binary.LittleEndian.Uint32(b[i:])))
+		}
 	}
 	return csr.SummarizeDegrees(deg), nil
 }
