@@ -87,9 +87,10 @@ type Config struct {
 	// active edges exceed |E|/ValuePullDivisor (default 3): it reads every
 	// list of the chunk, the collaborative update only the active ones'.
 	ValuePullDivisor float64
-	// NoRelax keeps value-pull iterations of Relax kernels (algo.Spec.Relax:
-	// WCC, SSSP) Jacobi: a vertex sees only the values of the iteration's
-	// start, not those its CN's pulls lowered earlier in it.
+	// NoRelax keeps the pulls (value pulls and local ones) of Relax
+	// kernels (algo.Spec.Relax: WCC, SSSP) Jacobi: a vertex sees only the
+	// values of the iteration's start, not those its CN's pulls lowered
+	// earlier in it.
 	NoRelax bool
 	// RefRDMin is the segment length T from which a segment for another
 	// chunk is sent by reference instead of fetched (default 256 edges,

@@ -50,8 +50,9 @@
 //     DM in bulk (a word per vertex of the graph, within
 //     Config.ValuePullMax) and pulls its vertices' whole in-lists; for
 //     Relax kernels (WCC, SSSP) a lowered value is read at once by the
-//     CN's later pulls (Gauss–Seidel). Multiset kernels gather a task's
-//     bag and the baselines run them this way too.
+//     CN's later pulls (Gauss–Seidel), as it is in the local pull of a
+//     dense iteration without it. Multiset kernels gather a task's bag
+//     and the baselines run them this way too.
 //     - With Config.RemotePull (off by default), a dense pull iteration
 //     sends nothing: each CN also pulls for the other chunks' vertices
 //     the segment of their in-lists its own chunk holds, into partial

@@ -133,7 +133,7 @@ type plan struct {
 	// whole in-lists against every chunk's contributions (valuepull.go)
 	// and nothing is sent.
 	vpull bool
-	// relax: a value pull of a Relax kernel (algo.Spec.Relax): a vertex
+	// relax: a pull of a Relax kernel (algo.Spec.Relax): a vertex
 	// whose pull lowers its value publishes it at once in the words the
 	// CN's other pulls read (Gauss–Seidel within the CN).
 	relax   bool
@@ -351,8 +351,10 @@ func (e *engine) plan(it int, dense bool, activeE uint64, few bool) {
 	}
 	if p.pull && vbusy && !p.bottomUp && !p.rpull {
 		p.vpull, p.remote = true, viaValues
-		p.relax = e.spec.Relax && e.spec.Monotone && e.op.IsMin() && !e.spec.Traversal && !c.NoRelax
 	}
+	// A pull of a Relax kernel, the value pull's or the local one, reads
+	// the values its CN lowered earlier in the iteration (Gauss–Seidel).
+	p.relax = p.pull && !p.bottomUp && !p.rpull && e.spec.Relax && e.spec.Monotone && e.op.IsMin() && !e.spec.Traversal && !c.NoRelax
 	if p.remote == viaMailboxes {
 		// Custom edge maps go by value: their candidates need the kernel,
 		// which the sender has.

@@ -568,9 +568,10 @@ func TestValuePullBoundsBags(t *testing.T) {
 	}
 }
 
-// Relaxed value pulls (Gauss–Seidel within a CN) carry WCC's smallest
-// label along a path of consecutive ids through a whole chunk in one
-// iteration, where Jacobi takes one iteration per hop; the labels agree.
+// Relaxed pulls (Gauss–Seidel within a CN), value pulls and local ones,
+// carry WCC's smallest label along a path of consecutive ids through a
+// whole chunk in one iteration, where Jacobi takes one iteration per
+// hop; the labels agree.
 func TestRelaxedValuePullConverges(t *testing.T) {
 	const n = 400
 	var b strings.Builder
@@ -585,15 +586,34 @@ func TestRelaxedValuePullConverges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(c rank.Config) *rank.Result {
-		c.DenseDivisor = 1e12 // every iteration dense: value pulls throughout
-		return runJob(t, spmd.Roles{CN: 2, MN: 1}, job.Config{Graph: path, Kernel: &a, Engine: c}).Result
-	}
-	gs, jacobi := run(rank.Config{}), run(rank.Config{NoRelax: true})
-	if !slices.Equal(gs.Values, jacobi.Values) {
-		t.Fatal("relaxed and Jacobi labels differ")
-	}
-	if len(jacobi.Iterations) < n/2 || len(gs.Iterations) > 5 {
-		t.Fatalf("%d relaxed iterations, %d Jacobi ones, on a path of %d", len(gs.Iterations), len(jacobi.Iterations), n)
+	// Two CNs: value pulls throughout. One CN (no value pull) and two
+	// without it: the local pulls, every iteration dense and pulling.
+	for _, tc := range []struct {
+		name  string
+		roles spmd.Roles
+		c     rank.Config
+	}{
+		{"value-pull", spmd.Roles{CN: 2, MN: 1}, rank.Config{}},
+		{"local-cn1", spmd.Roles{CN: 1, MN: 1}, rank.Config{PullDivisor: 1e12}},
+		{"local-cn2", spmd.Roles{CN: 2, MN: 1}, rank.Config{PullDivisor: 1e12, NoValuePull: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := func(c rank.Config) *rank.Result {
+				c.DenseDivisor = 1e12 // every iteration dense
+				return runJob(t, tc.roles, job.Config{Graph: path, Kernel: &a, Engine: c}).Result
+			}
+			jc := tc.c
+			jc.NoRelax = true
+			gs, jacobi := run(tc.c), run(jc)
+			if !slices.Equal(gs.Values, jacobi.Values) {
+				t.Fatal("relaxed and Jacobi labels differ")
+			}
+			// Across two CNs without the value pull a label crosses the
+			// chunk boundary once per iteration, after the relaxed
+			// sweep of its chunk.
+			if len(jacobi.Iterations) < n/2 || len(gs.Iterations) > 5 {
+				t.Fatalf("%d relaxed iterations, %d Jacobi ones, on a path of %d", len(gs.Iterations), len(jacobi.Iterations), n)
+			}
+		})
 	}
 }

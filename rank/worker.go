@@ -357,9 +357,13 @@ func (wk *worker) pull(a *adj, src []uint32, ws []float32) error {
 	}
 	if e.it.relax {
 		// Gauss–Seidel: a whole vertex's lower value is read by the pulls
-		// that follow, this worker's and the others' (atomic loads); a
-		// hub's pieces only read.
-		if a.from > 0 || a.to < a.deg {
+		// that follow, this worker's and the others' (atomic loads), in
+		// the words they read (the value pull's, or the chunk's
+		// contributions, which are the values of a Relax kernel); a
+		// hub's pieces, and a vertex the RefRD puller may fold into,
+		// only read. Idle sources are read too: their contributions
+		// are their values or the identity, which change nothing.
+		if a.from > 0 || a.to < a.deg || e.pull != nil {
 			if r := e.op.GatherRelaxed(e.op.Identity(), contrib, base, src, ws); r != e.op.Identity() {
 				e.op.FoldAtomic(&acc[i], r)
 			}
@@ -368,7 +372,7 @@ func (wk *worker) pull(a *adj, src []uint32, ws []float32) error {
 		r := e.op.GatherRelaxed(acc[i], contrib, base, src, ws)
 		acc[i] = r
 		if e.op.Better(r, e.val[i]) {
-			atomic.StoreUint64(&e.far[a.v], r)
+			atomic.StoreUint64(&contrib[a.v-base], r)
 		}
 		return nil
 	}
