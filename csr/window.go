@@ -36,7 +36,10 @@ func windows(deg, in []uint64, lo, hi uint32, weighted bool, so ShareOptions) []
 		align = 1024
 	}
 	budget := uint64(so.RowBytes)
-	rowBytes := func(a, b uint64) uint64 {
+	bounds := []uint32{lo}
+	var used, total uint64
+	for a := uint64(lo); a < uint64(hi); {
+		b := min(a+align, uint64(hi))
 		var c uint64
 		for v := a; v < b; v++ {
 			c += deg[v]
@@ -44,22 +47,16 @@ func windows(deg, in []uint64, lo, hi uint32, weighted bool, so ShareOptions) []
 				c += in[v]
 			}
 		}
-		return c * per
-	}
-	if rowBytes(uint64(lo), uint64(hi)) <= budget {
-		return nil
-	}
-	bounds := []uint32{lo}
-	var used uint64
-	for a := uint64(lo); a < uint64(hi); {
-		b := min(a+align, uint64(hi))
-		c := rowBytes(a, b)
+		c *= per
 		if used > 0 && used+c > budget {
 			bounds = append(bounds, uint32(a))
 			used = 0
 		}
-		used += c
+		used, total = used+c, total+c
 		a = b
+	}
+	if total <= budget {
+		return nil
 	}
 	return append(bounds, hi)
 }
@@ -105,7 +102,7 @@ func (s *Share) Windows(f func(g, in *Graph, lo, hi uint32) error) error {
 		debug.FreeOSMemory()
 	}
 	var loops, dups uint64
-	sym := !w.undirected && w.wantIn || w.undirected
+	sym := w.undirected || w.wantIn
 	for j, i := range todo {
 		lo, hi := w.bounds[i], w.bounds[i+1]
 		g, in, l, d, err := w.build(s.Graph, s.Degrees, lo, hi)

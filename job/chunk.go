@@ -40,19 +40,28 @@ func layoutConfigs(w *spmd.World, cfg *Config, chunks []uint32) (out, in csr.Lay
 	return out, in
 }
 
+// eachWindow is sh.Windows with every window's weights rounded as the
+// layout stores them (roundWeights) before f sees them: a windowed
+// share builds its rows anew in every sweep (rounding a share built
+// whole, or a kept window, again changes nothing).
+func eachWindow(sh *csr.Share, f func(g, in *csr.Graph, lo, hi uint32) error) error {
+	return sh.Windows(func(g, in *csr.Graph, lo, hi uint32) error {
+		roundWeights(g)
+		if in != g {
+			roundWeights(in)
+		}
+		return f(g, in, lo, hi)
+	})
+}
+
 // measure sweeps CN k's share: edges, degrees, layout sizes, and the
-// check of the algorithm's weights. Every window's weights are rounded
-// as the layout stores them (roundWeights) first.
+// check of the algorithm's weights.
 func measure(w *spmd.World, cfg *Config, alg algo.Algorithm, sh *csr.Share, chunks []uint32) (chunkFacts, error) {
 	k := w.Index
 	lo, hi := chunks[k], chunks[k+1]
 	ocfg, icfg := layoutConfigs(w, cfg, chunks)
 	f := chunkFacts{degrees: make([]uint32, hi-lo)}
-	err := sh.Windows(func(g, in *csr.Graph, a, b uint32) error {
-		roundWeights(g)
-		if in != g {
-			roundWeights(in)
-		}
+	err := eachWindow(sh, func(g, in *csr.Graph, a, b uint32) error {
 		f.weighted = g.Weights != nil
 		if alg.NonNegativeWeights {
 			if err := nonNegative(g, a, b, alg.Name, cfg.Graph); err != nil {
@@ -111,11 +120,7 @@ func loadShare(sh *csr.Share, l layouts, k int, eps []verbs.Endpoint, f *chunkFa
 	}
 	var done csr.LoadProgress // what the out-rows' windows wrote
 	windows := 0
-	err := sh.Windows(func(g, in *csr.Graph, a, b uint32) error {
-		roundWeights(g)
-		if in != g {
-			roundWeights(in)
-		}
+	err := eachWindow(sh, func(g, in *csr.Graph, a, b uint32) error {
 		windows++
 		o := csr.LoadOptions{Progress: progress}
 		if sh.Windowed() {
