@@ -179,7 +179,7 @@ var variantFlags = [][]string{
 	{"--refrd-min", "1", "--valrd-apply", "mn", "--no-value-pull"}, {"--refrd-puller", "--refrd-min", "1", "--no-value-pull"}, {"--entry-size", "16"}, {"--entry-size", "64", "--inflight", "3"},
 	{"--hub-degree", "2", "--workers", "3"}, {"--hub-degree", "2", "--no-hubsplit", "--no-steal"}, {"--mode", "naive", "--hub-degree", "2"},
 	{"--no-pull"}, {"--no-bottom-up"}, {"--dense-threshold", "0.000001"}, {"--dense-threshold", "1000000000"}, {"--merge-gap", "1"},
-	{"--remote-pull", "--pull-threshold", "1000000000", "--dense-threshold", "1000000000"}, {"--sparse-valrd-min", "1", "--dense-threshold", "0.000001"},
+	{"--remote-pull", "--pull-threshold", "1000000000", "--dense-threshold", "1000000000"}, {"--sparse-valrd-min", "1000000", "--dense-threshold", "0.000001"},
 }
 
 // The same under mpirun over libfabric's shm provider, and one layout over

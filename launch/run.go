@@ -116,7 +116,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&r.noPull, "no-pull", false, "ablation: dense iterations push local candidates (a CAS per edge) instead of gathering them at the destination")
 	fs.BoolVar(&r.noBottomUp, "no-bottom-up", false, "ablation: dense traversal iterations (BFS) send their frontier's remote segments instead of checking remote in-neighbours against the other chunks' frontier bitmaps")
 	fs.Uint32Var(&r.refrdMin, "refrd-min", 256, "RefRD: segments of at least `T` edges for another CN are sent by reference")
-	fs.Uint32Var(&r.sparseValRD, "sparse-valrd-min", 32, "sparse iterations: segments of at least `T` edges for another CN are sent by value (ValRD pairs) instead of by remote CAS")
+	fs.Uint32Var(&r.sparseValRD, "sparse-valrd-min", 0, "sparse iterations: segments of at least `T` edges for another CN are sent by value (ValRD pairs) instead of by remote CAS (default: 1 on shm and tcp, whose memory nodes' CPUs execute remote atomics; 32 on RDMA NICs and cxl)")
 	fs.BoolVar(&r.remotePull, "remote-pull", false, "dense iterations with most edges active: every CN also pulls for the other CNs' vertices (Gemini's dense mode) instead of sending its segments for them by RefRD/ValRD")
 	fs.BoolVar(&r.noValuePull, "no-value-pull", false, "ablation: dense iterations with most edges active send their segments for other CNs by RefRD/ValRD instead of pulling every own vertex's whole in-list against the other chunks' contributions, read from DM in bulk")
 	fs.Float64Var(&r.valuePull, "value-pull-threshold", 3, "a dense iteration takes the value pull when its active edges exceed |E|/`V`")

@@ -174,6 +174,9 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, pull
 	if cfg.MergeGap == 0 {
 		cfg.MergeGap = verbs.MergeGap(net)
 	}
+	if cfg.SparseValRDMin == 0 {
+		cfg.SparseValRDMin = sparseValRDMin(net)
+	}
 	m, _ := parseMode(cfg.Mode)
 	e := &engine{w: w, net: net, st: st, cfg: cfg, mode: m, prog: cfg.Program, spec: cfg.Program.Spec(), cn: w.Role == spmd.CN}
 	e.op = reduce.OpOf(e.spec)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dmg-hpc/dmg/balance"
+	"github.com/dmg-hpc/dmg/verbs"
 )
 
 // The gang runs a phase on every worker, meets at barriers, and when one
@@ -173,6 +174,32 @@ func TestIntersect(t *testing.T) {
 					t.Fatalf("%d and %d ids below %d: match %d at (%d, %d), want %v", len(p), len(q), univ, j, ip[j], iq[j], w)
 				}
 			}
+		}
+	}
+}
+
+// cpuAtomics is a network whose MNs' CPUs execute remote atomics (or not).
+type cpuAtomics struct {
+	verbs.Network
+	onCPU bool
+}
+
+func (n cpuAtomics) AtomicsOnTargetCPU() bool { return n.onCPU }
+
+// Sparse iterations send every segment by value where a remote CAS waits
+// for the MN's CPU, only hubs' where the NIC or the memory executes it, and
+// a network that does not say is taken for the latter.
+func TestSparseValRDMinFollowsTheFabric(t *testing.T) {
+	for _, c := range []struct {
+		net  verbs.Network
+		want uint32
+	}{
+		{cpuAtomics{onCPU: true}, 1},
+		{cpuAtomics{onCPU: false}, 32},
+		{struct{ verbs.Network }{}, 32},
+	} {
+		if got := sparseValRDMin(c.net); got != c.want {
+			t.Errorf("%T (on CPU %v): %d, want %d", c.net, verbs.AtomicsOnTargetCPU(c.net), got, c.want)
 		}
 	}
 }

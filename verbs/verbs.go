@@ -168,6 +168,22 @@ func MergeGap(net Network) int {
 	return 2 << 10
 }
 
+// TargetAtomics is an optional ability of a Network: whether a remote
+// atomic is executed by the memory node's CPU (libfabric's shm and
+// tcp;ofi_rxm emulate them in the MN's progress thread, which must be
+// scheduled for every round of CASes) rather than by a NIC or by the
+// memory itself (an RDMA NIC's atomic unit, a CXL pool's cache line).
+type TargetAtomics interface {
+	AtomicsOnTargetCPU() bool
+}
+
+// AtomicsOnTargetCPU is net's AtomicsOnTargetCPU, or false for a network
+// that does not say.
+func AtomicsOnTargetCPU(net Network) bool {
+	t, ok := net.(TargetAtomics)
+	return ok && t.AtomicsOnTargetCPU()
+}
+
 // PostMode is an optional ability of an Endpoint, used by Bench: post each
 // operation of a batch with its own call into the provider instead of the
 // whole batch in one call (the doorbell batching stays the same).

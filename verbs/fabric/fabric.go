@@ -304,6 +304,18 @@ func (n *Network) GapBytes() int {
 	return 2 << 10
 }
 
+// AtomicsOnTargetCPU is verbs.TargetAtomics: shm and tcp;ofi_rxm execute
+// a remote atomic in the target's progress thread; RDMA NICs (verbs, efa,
+// cxi, ...) in their atomic units.
+func (n *Network) AtomicsOnTargetCPU() bool {
+	for _, p := range []string{"shm", "tcp", "sockets", "udp"} {
+		if strings.HasPrefix(n.provider, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // Provider is "fabric/" plus the libfabric provider and domain.
 func (n *Network) Provider() string { return fmt.Sprintf("fabric/%s (%s)", n.provider, n.domain) }
 

@@ -1,6 +1,7 @@
 package fabric_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/dmg-hpc/dmg/spmd"
@@ -18,7 +19,13 @@ func TestInProcessShm(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		return verbstest.RunRank(w, open, verbs.Config{Provider: "shm"})
+		return verbstest.RunRank(w, func(w *spmd.World, cfg verbs.Config) (verbs.Network, error) {
+			n, err := fabric.Open(w, cfg)
+			if err == nil && !verbs.AtomicsOnTargetCPU(n) {
+				err = errors.New("shm says its remote atomics are not executed by the MN's CPU")
+			}
+			return n, err
+		}, verbs.Config{Provider: "shm"})
 	})
 	if err != nil {
 		t.Fatalf("%+v", err)
