@@ -159,6 +159,8 @@ func TestBadInputUnderMpirun(t *testing.T) {
 		{"malformed count", 4, []string{"--roles", "cn:two,mn:2", "info"}, "not a whole number"},
 		{"malformed part", 4, []string{"--roles", "cn2,mn2", "info"}, "not NAME:COUNT"},
 		{"unknown flag", 4, []string{"--roles", "cn:2,mn:2", "--frobnicate", "info"}, "unknown flag: --frobnicate"},
+		{"mn-nice above 19", 2, []string{"--mn-nice", "20", "info"}, "--mn-nice 20; expected a nice value from 0 to 19"},
+		{"mn-nice negative", 2, []string{"--mn-nice", "-5", "info"}, "--mn-nice -5"},
 		{"unknown command", 2, []string{"frobnicate"}, "unknown command"},
 		{"one rank, default roles", 1, []string{"info"}, "at least 2 ranks"},
 		{"damping NaN", 2, runArgs("pagerank", "--damping", "NaN"), "--damping NaN; expected a number from 0 to 1"},

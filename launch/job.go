@@ -379,6 +379,9 @@ func rankMain(rt spmd.Runtime, roles spmd.Roles, opts *Options, stdout, stderr i
 		}
 		return &jobFailed{code: ExitBadInput, rank: 0}
 	}
+	if w.Role == spmd.MN && !opts.Local && opts.MNNice > 0 {
+		renice(opts.MNNice)
+	}
 	out, js := io.Discard, io.Discard
 	if w.Rank() == 0 {
 		out, js = stdout, stdout

@@ -49,6 +49,7 @@ func TestBenchModes(t *testing.T) {
 			Ops     float64 `json:"remote_ops_per_edge"`
 			Atomics float64 `json:"remote_atomics_per_edge"`
 			Cache   uint64  `json:"cn_cache_bytes_max"`
+			MNNice  int     `json:"mn_nice"`
 		} `json:"report"`
 	}
 	if err := json.Unmarshal(b, &rows); err != nil {
@@ -64,6 +65,9 @@ func TestBenchModes(t *testing.T) {
 	}
 	if dmg.Atomics*20 > naive.Atomics {
 		t.Errorf("dmg %.5f atomics/edge, naive %.5f: want at least 20× fewer", dmg.Atomics, naive.Atomics)
+	}
+	if dmg.MNNice != 10 {
+		t.Errorf("report says the MNs ran at nice %d; --mn-nice defaults to 10", dmg.MNNice)
 	}
 	if dmg.Cache*2 > fam.Cache {
 		t.Errorf("dmg CN cache %d, famgraph %d: want at least 2× smaller", dmg.Cache, fam.Cache)

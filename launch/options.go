@@ -14,6 +14,9 @@ type Options struct {
 	// CPUProfile is --cpuprofile PREFIX: each rank writes a Go CPU profile
 	// of its whole run to PREFIX.rankN.pprof (go tool pprof reads it).
 	CPUProfile string
+	// MNNice is --mn-nice: the nice value of memory-node processes (0
+	// leaves it alone). See renice.
+	MNNice int
 	// command is the command line, for the report.
 	command string
 }
@@ -24,10 +27,14 @@ func (o *Options) register(fs *pflag.FlagSet) {
 	fs.CountVarP(&o.Verbose, "verbose", "v", "log progress on stderr: -v from rank 0 (each iteration once), -vv from every rank")
 	fs.StringVar(&o.JSON, "json", "", "also write the report as JSON to `FILE` (-: the JSON alone on stdout, the text report on stderr)")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "each rank writes a CPU profile of its run to `PREFIX`.rankN.pprof (for go tool pprof)")
+	fs.IntVar(&o.MNNice, "mn-nice", defaultMNNice, "memory-node processes run at nice `N` (0-19; 0 leaves them alone): where they share cores with compute nodes, their fabric progress and waits yield the cores to the computing ranks")
 }
 
 // roles resolves --roles for a world of the given size (0: unknown yet).
 func (o *Options) roles(size int) (spmd.Roles, error) {
+	if o.MNNice < 0 || o.MNNice > 19 {
+		return spmd.Roles{}, BadInputf("--mn-nice %d; expected a nice value from 0 to 19 (0 leaves the memory nodes' priority alone)", o.MNNice)
+	}
 	if o.Roles == "" {
 		switch {
 		case o.Local:

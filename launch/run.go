@@ -430,6 +430,7 @@ type runReport struct {
 	CPUNanosPerEdge float64          `json:"cn_cpu_ns_per_edge"`
 	CNCPUSeconds    float64          `json:"cn_cpu_s"`
 	MNCPUSeconds    float64          `json:"mn_cpu_s"`
+	MNNice          int              `json:"mn_nice"` // --mn-nice (0 under --local: one process)
 	ReverseBytes    []uint64         `json:"reverse_adjacency_bytes"`
 	Symmetric       bool             `json:"symmetric"`
 	Updates         update.Stats     `json:"updates"`
@@ -511,6 +512,9 @@ func newRunReport(j *Job, out *job.Outcome) *runReport {
 	r.CNCacheBytesMax = out.Result.MaxCacheBytes
 	r.MNPoolBytes, r.MNUsedBytes = out.MNPool, out.MNUsed
 	r.ModeledFabricS, r.NICProfile = out.Result.ModeledSeconds, out.NICProfile
+	if !j.Opts.Local {
+		r.MNNice = j.Opts.MNNice
+	}
 	return r
 }
 
