@@ -30,7 +30,8 @@ func (o *Options) register(fs *pflag.FlagSet) {
 	fs.IntVar(&o.MNNice, "mn-nice", defaultMNNice, "memory-node processes run at nice `N` (0-19; 0 leaves them alone): where they share cores with compute nodes, their fabric progress and waits yield the cores to the computing ranks")
 }
 
-// roles resolves --roles for a world of the given size (0: unknown yet).
+// roles resolves --roles for a world of the given size (0: unknown yet),
+// and checks --mn-nice: both are job-wide flags found bad before MPI starts.
 func (o *Options) roles(size int) (spmd.Roles, error) {
 	if o.MNNice < 0 || o.MNNice > 19 {
 		return spmd.Roles{}, BadInputf("--mn-nice %d; expected a nice value from 0 to 19 (0 leaves the memory nodes' priority alone)", o.MNNice)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -58,18 +59,34 @@ func TestReniceEveryThread(t *testing.T) {
 			t.Errorf("%s: nice %d after renice(7)", p, n)
 		}
 	}
-	// A thread started now (a goroutine locked to a new OS thread).
-	done := make(chan map[string]int)
-	for range 4 {
+	// Threads started now: each goroutine locked to its thread and parked
+	// holds that thread, so more of them than the process had threads
+	// make the runtime start new ones.
+	before = threadNices(t)
+	release, parked := make(chan struct{}), make(chan struct{})
+	for range len(before) + 2 {
 		go func() {
-			done <- threadNices(t)
+			runtime.LockOSThread()
+			parked <- struct{}{}
+			<-release
 		}()
 	}
-	for range 4 {
-		for p, n := range <-done {
-			if n != 7 {
-				t.Errorf("%s: nice %d on a thread started after renice(7)", p, n)
-			}
+	for range len(before) + 2 {
+		<-parked
+	}
+	after := threadNices(t)
+	close(release)
+	started := 0
+	for p, n := range after {
+		if _, old := before[p]; old {
+			continue
 		}
+		started++
+		if n != 7 {
+			t.Errorf("%s: nice %d on a thread started after renice(7)", p, n)
+		}
+	}
+	if started == 0 {
+		t.Fatalf("no thread started: %d before, %d with the locked goroutines", len(before), len(after))
 	}
 }

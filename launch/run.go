@@ -121,7 +121,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&r.noValuePull, "no-value-pull", false, "ablation: dense iterations with most edges active send their segments for other CNs by RefRD/ValRD instead of pulling every own vertex's whole in-list against the other chunks' contributions, read from DM in bulk")
 	fs.Float64Var(&r.valuePull, "value-pull-threshold", 3, "a dense iteration takes the value pull when its active edges exceed |E|/`V`")
 	fs.BoolVar(&r.noRelax, "no-relax", false, "ablation: pulls of WCC and SSSP (value pulls and local ones) see only the values of the iteration's start (Jacobi), not those their CN lowered earlier in the iteration (Gauss–Seidel)")
-	fs.StringVar(&r.mergeGap, "merge-gap", "auto", "reads at most `SIZE` apart are merged into one (auto: the fabric's break-even, 32KiB on shm, 2KiB on RDMA NICs)")
+	fs.StringVar(&r.mergeGap, "merge-gap", "auto", "reads at most `SIZE` apart are merged into one (auto: the fabric's break-even, 16KiB on shm, 64KiB on tcp, 2KiB on RDMA NICs)")
 	fs.BoolVar(&r.refrdPuller, "refrd-puller", false, "RefRD: a goroutine per CN drains its mailbox while the push runs (pays when a CN has a core to spare)")
 	fs.StringVar(&r.valrdApply, "valrd-apply", "auto", "who applies ValRD pairs: cn (the owner CN), mn (the MN holding the mailbox) or auto (try both, keep the faster per pair)")
 	fs.Uint64Var(&r.hubDegree, "hub-degree", 0, "vertices with more out-edges are split into edge-range tasks of at most `D` edges (default: max(1024, chunk edges/(16·goroutines)))")

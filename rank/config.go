@@ -120,8 +120,8 @@ type Config struct {
 	// prove spilling loses nothing.
 	ValMailbox, RefMailbox uint64
 	// MergeGap is the largest gap (bytes) the read mergers join across;
-	// 0 takes the fabric's (verbs.MergeGap: 32 KiB on shm, 2 KiB on RDMA
-	// NICs; see docs/design.md).
+	// 0 takes the fabric's (verbs.MergeGap: 16 KiB on shm, 64 KiB on tcp,
+	// 2 KiB on RDMA NICs; see docs/design.md).
 	MergeGap int
 	// Sync is the job's phase boundary; nil means an all-reduce of the
 	// failure flags.

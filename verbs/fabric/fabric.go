@@ -295,25 +295,38 @@ func (n *Network) Pool() []byte { return n.pool }
 // queue pair at 12.5 GB/s, which prices an operation at about 1.25 KiB
 // (2 KiB here).
 func (n *Network) GapBytes() int {
-	switch {
-	case strings.HasPrefix(n.provider, "shm"):
+	switch n.transport() {
+	case sharedMemory:
 		return 16 << 10
-	case strings.HasPrefix(n.provider, "tcp"), strings.HasPrefix(n.provider, "sockets"), strings.HasPrefix(n.provider, "udp"):
+	case sockets:
 		return 64 << 10
 	}
 	return 2 << 10
 }
 
-// AtomicsOnTargetCPU is verbs.TargetAtomics: shm and tcp;ofi_rxm execute
-// a remote atomic in the target's progress thread; RDMA NICs (verbs, efa,
-// cxi, ...) in their atomic units.
-func (n *Network) AtomicsOnTargetCPU() bool {
-	for _, p := range []string{"shm", "tcp", "sockets", "udp"} {
-		if strings.HasPrefix(n.provider, p) {
-			return true
-		}
+// AtomicsOnTargetCPU is verbs.TargetAtomics: shm and the socket providers
+// (tcp;ofi_rxm) execute a remote atomic in the target's progress thread;
+// RDMA NICs (verbs, efa, cxi, ...) in their atomic units.
+func (n *Network) AtomicsOnTargetCPU() bool { return n.transport() != rdmaNIC }
+
+// transport is what carries a provider's operations, which decides what
+// they cost.
+type transport uint8
+
+const (
+	rdmaNIC      transport = iota // verbs, efa, cxi, ...: the NIC does the work
+	sharedMemory                  // shm: system calls, the MN's progress thread
+	sockets                       // tcp, sockets, udp: the peers' CPUs, a socket round trip
+)
+
+func (n *Network) transport() transport {
+	switch {
+	case strings.HasPrefix(n.provider, "shm"):
+		return sharedMemory
+	case strings.HasPrefix(n.provider, "tcp"), strings.HasPrefix(n.provider, "sockets"), strings.HasPrefix(n.provider, "udp"):
+		return sockets
 	}
-	return false
+	return rdmaNIC
 }
 
 // Provider is "fabric/" plus the libfabric provider and domain.
