@@ -32,6 +32,13 @@ import (
 // beat is how often a rank beats and a watcher looks.
 const beat = 500 * time.Millisecond
 
+// quietGrace is how much longer than PeerTimeout an MN's table may stay
+// silent before it is named. Over shm a CN stopped while it copies into an
+// MN's pool holds that pool's lock, and the table stops answering with it:
+// the grace lets the stopped CN's own word, which stopped first, be named
+// alongside.
+const quietGrace = 4 * beat
+
 // heartbeatBytes is the table's size at the end of each MN pool.
 func heartbeatBytes(ranks int) uint64 { return (uint64(8*ranks) + 63) &^ 63 }
 
@@ -205,7 +212,7 @@ func (l *liveness) run() {
 			l.mu.Lock()
 			copy(view, l.words)
 			for m, at := range l.reply {
-				if d := time.Since(at); d > l.timeout {
+				if d := time.Since(at); d > l.timeout+quietGrace {
 					quiet, silent = append(quiet, m), append(silent, d)
 				}
 			}
@@ -213,10 +220,6 @@ func (l *liveness) run() {
 		}
 		now := time.Now()
 		var out []string
-		for i, m := range quiet {
-			r := l.w.Roles.RankOf(spmd.MN, m)
-			out = append(out, fmt.Sprintf("rank %d (mn %d) has not answered for %.0fs, last seen %s", r, m, silent[i].Seconds(), l.phaseName(view[r]>>56)))
-		}
 		for r, v := range view {
 			if r == me || !l.watches(r) || (l.w.Role == spmd.CN && r >= l.w.Roles.CN && len(quiet) > 0) {
 				continue
@@ -229,6 +232,10 @@ func (l *liveness) run() {
 				role, idx := l.w.Roles.Of(r)
 				out = append(out, fmt.Sprintf("rank %d (%s %d) has not moved for %.0fs, last seen %s", r, role, idx, d.Seconds(), l.phaseName(v>>56)))
 			}
+		}
+		for i, m := range quiet {
+			r := l.w.Roles.RankOf(spmd.MN, m)
+			out = append(out, fmt.Sprintf("rank %d (mn %d) has not answered for %.0fs, last seen %s", r, m, silent[i].Seconds(), l.phaseName(view[r]>>56)))
 		}
 		if len(out) > 0 {
 			l.stalled("peers stalled: " + strings.Join(out, "; ") + fmt.Sprintf(" (--peer-timeout %v)", l.timeout))
