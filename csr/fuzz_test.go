@@ -401,7 +401,7 @@ func assemble(sh *Share) (*Share, error) {
 		return g
 	}
 	w := *sh
-	w.Graph, w.In = whole(out), whole(in)
+	w.Graph, w.In, w.free = whole(out), whole(in), nil
 	if w.Graph == nil { // no window: an empty share
 		w.Graph = &Graph{N: n, Offsets: make([]uint64, n+1), IDs: sh.Graph.IDs, Directed: sh.Graph.Directed}
 	}

@@ -211,6 +211,12 @@ func (b *keptBlock) densify(m *idMap) {
 
 // send hands every kept edge to snk in input order, batchEdges at a time.
 func (k *keptEdges) send(snk sink) {
+	k.each(func(es []edgeRec) { sendEdges(snk, es) })
+}
+
+// each hands every kept edge to f in input order, batchEdges at a time
+// (f may not keep es).
+func (k *keptEdges) each(f func(es []edgeRec)) {
 	recs := make([]edgeRec, 0, batchEdges)
 	for _, b := range k.blocks {
 		for i := range b.s {
@@ -220,12 +226,12 @@ func (k *keptEdges) send(snk sink) {
 			}
 			recs = append(recs, edgeRec{uint64(b.s[i]), uint64(b.d[i]), w})
 			if len(recs) == cap(recs) {
-				sendEdges(snk, recs)
+				f(recs)
 				recs = recs[:0]
 			}
 		}
 	}
 	if len(recs) > 0 {
-		sendEdges(snk, recs)
+		f(recs)
 	}
 }

@@ -60,10 +60,24 @@ type Share struct {
 	// partition saw.
 	Degrees []uint64
 
+	// free, if set, releases what the share's passes read (OpenStaged's
+	// kept edges): Free.
+	free func()
+
 	// win, when the rows did not fit ShareOptions.RowBytes, builds them
 	// a window of vertices at a time (Windows); Graph and In then hold
 	// no rows.
 	win *windowed
+}
+
+// Free releases what the share keeps to build its rows (a staged
+// share's kept edges); Windows may not be called after it. The rows
+// built already stay.
+func (s *Share) Free() {
+	if s != nil && s.free != nil {
+		s.free()
+		s.free = nil
+	}
 }
 
 // Symmetric reports whether the share needs no reverse adjacency besides
@@ -200,70 +214,105 @@ func openShare(spec string, opts Options, so ShareOptions, part func(deg []uint6
 	}
 	defer free()
 	// Pass 1: out- and in-degrees (the slices grow with the ids seen; the
-	// readers check every id against the vertex count they declare). An
-	// undirected graph's degree is their sum; self-loops count once. In
-	// asks for the kept self-loops apart (whether the graph is directed
-	// is known only after the pass): they belong to a directed graph's
-	// in-degrees, not to an undirected one's second direction.
-	var deg, in, loopDeg []uint64
-	dropLoops := o.SelfLoops == DropSelfLoops
-	grow := func(a []uint64, v uint64) []uint64 {
-		if v >= uint64(len(a)) {
-			a = append(a, make([]uint64, int(v)+1-len(a))...)
-		}
-		return a
-	}
-	h, err := batches(pass, func(es []edgeRec) {
-		// Grown once per batch, the slices stay in registers in the
-		// loop (assigning them for every edge would store them, and
-		// bound how many cache misses the loop gets in flight).
-		var ms, md uint64
-		for _, e := range es {
-			ms, md = max(ms, e.s), max(md, e.d)
-		}
-		deg, in = grow(deg, ms), grow(in, md)
-		dg, ig := deg, in
-		for _, e := range es {
-			s, d := e.s, e.d
-			if s != d {
-				dg[s]++
-				ig[d]++
-			} else if !dropLoops {
-				dg[s]++
-				if so.In {
-					loopDeg = grow(loopDeg, s)
-					loopDeg[s]++
-				}
-			}
-		}
-	})
+	// readers check every id against the vertex count they declare).
+	dc := &degreeCounter{dropLoops: o.SelfLoops == DropSelfLoops, loops: so.In}
+	h, err := batches(pass, dc.add)
 	if err != nil {
 		return nil, nil, err
 	}
 	undirected := !h.directed || o.Undirected
 	n := uint64(h.n)
-	if m := uint64(max(len(deg), len(in))); m > n {
+	if m := uint64(max(len(dc.deg), len(dc.in))); m > n {
 		return nil, nil, errors.Errorf("csr: %s: an edge names vertex %d, but the graph has %d", spec, m-1, n)
 	}
-	deg = append(deg, make([]uint64, n-uint64(len(deg)))...)
 	wantIn := so.In && !undirected
+	deg, in := dc.shape(n, undirected, wantIn)
+	lo, hi, err := part(deg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return finishShare(spec, &o, so, pass, h, deg, in, lo, hi, undirected, wantIn)
+}
+
+// degreeCounter counts the degrees of a pass's edges: out- and
+// in-degrees, and with loops the kept self-loops apart (whether the
+// graph is directed may be known only after the pass, and they belong
+// to a directed graph's in-degrees, not to an undirected one's second
+// direction). The slices grow with the ids seen.
+type degreeCounter struct {
+	deg, in, loopDeg []uint64
+	dropped          uint64 // self-loops the policy drops
+	dropLoops, loops bool
+}
+
+func growTo(a []uint64, v uint64) []uint64 {
+	if v >= uint64(len(a)) {
+		a = append(a, make([]uint64, int(v)+1-len(a))...)
+	}
+	return a
+}
+
+// add counts a batch of edges.
+func (c *degreeCounter) add(es []edgeRec) {
+	// Grown once per batch, the slices stay in registers in the loop
+	// (assigning them for every edge would store them, and bound how
+	// many cache misses the loop gets in flight).
+	var ms, md uint64
+	for _, e := range es {
+		ms, md = max(ms, e.s), max(md, e.d)
+	}
+	c.deg, c.in = growTo(c.deg, ms), growTo(c.in, md)
+	dg, ig := c.deg, c.in
+	for _, e := range es {
+		s, d := e.s, e.d
+		if s != d {
+			dg[s]++
+			ig[d]++
+		} else if !c.dropLoops {
+			dg[s]++
+			if c.loops {
+				c.loopDeg = growTo(c.loopDeg, s)
+				c.loopDeg[s]++
+			}
+		} else {
+			c.dropped++
+		}
+	}
+}
+
+// arrays are the first k of the out-degrees, the in-degrees and the
+// self-loops.
+func (c *degreeCounter) arrays(k int) [][]uint64 {
+	return [][]uint64{c.deg, c.in, c.loopDeg}[:k]
+}
+
+// shape turns the counts into the partition's degrees of n vertices (an
+// undirected graph's are the sum of the out- and in-degrees, self-loops
+// counted once) and, with wantIn, the in-degrees (self-loops included).
+func (c *degreeCounter) shape(n uint64, undirected, wantIn bool) (deg, in []uint64) {
+	deg, in = c.deg, c.in
+	deg = append(deg, make([]uint64, n-uint64(len(deg)))...)
 	if undirected {
 		for v, x := range in {
 			deg[v] += x
 		}
 	} else if wantIn {
-		for v, x := range loopDeg { // len(loopDeg) ≤ len(in): a loop's d is counted in in
+		for v, x := range c.loopDeg { // len(loopDeg) ≤ len(in): a loop's d is counted in in
 			in[v] += x
 		}
 	}
-	loopDeg = nil
+	c.deg, c.in, c.loopDeg = nil, nil, nil
 	if !wantIn {
 		in = nil
 	}
-	lo, hi, err := part(deg)
-	if err != nil {
-		return nil, nil, err
-	}
+	return deg, in
+}
+
+// finishShare builds the share [lo, hi) of the graph whose passes pass
+// makes, with the degrees of the first one (h is what it said).
+func finishShare(spec string, o *Options, so ShareOptions, pass func(snk sink) (*header, error), h *header, deg, in []uint64, lo, hi uint32, undirected, wantIn bool) (*Share, *Meta, error) {
+	n := uint64(h.n)
+	dropLoops := o.SelfLoops == DropSelfLoops
 	if lo > hi || uint64(hi) > n {
 		return nil, nil, errors.Errorf("csr: share [%d, %d) of a graph of %d vertices", lo, hi, n)
 	}
@@ -278,7 +327,7 @@ func openShare(spec string, opts Options, so ShareOptions, part func(deg []uint6
 		meta.Directed, meta.Weighted = !undirected, weighted || o.Weighted // finishRows adds synthetic weights
 		g := &Graph{N: h.n, IDs: h.ids, Directed: !undirected}
 		sh := &Share{Graph: g, Lo: lo, Hi: hi, Degrees: deg, win: &windowed{
-			bounds: wins, pass: pass, spec: spec, o: o, in: in, wantIn: wantIn,
+			bounds: wins, pass: pass, spec: spec, o: *o, in: in, wantIn: wantIn,
 			undirected: undirected, dropLoops: dropLoops, weighted: weighted, meta: meta,
 		}}
 		return sh, meta, nil
@@ -298,7 +347,7 @@ func openShare(spec string, opts Options, so ShareOptions, part func(deg []uint6
 	}
 	out := newShareRows(deg, lo, hi, n, weighted)
 	rp := rowPass{lo: lo, hi: hi, undirected: undirected, dropLoops: dropLoops, fingerprint: fingerprint, weighted: weighted, out: out, in: inRows}
-	if h, err = rp.run(pass); err != nil {
+	if _, err := rp.run(pass); err != nil {
 		return nil, nil, err
 	}
 	loops, inSum := rp.loops, rp.inSum
@@ -319,13 +368,13 @@ func openShare(spec string, opts Options, so ShareOptions, part func(deg []uint6
 		inRows = rows
 	}
 	in = nil
-	off, dst, ws, dups := finishRows(out.off, out.dst, out.ws, &o)
+	off, dst, ws, dups := finishRows(out.off, out.dst, out.ws, o)
 	g := &Graph{N: h.n, Offsets: off, Dst: dst, Weights: ws, IDs: h.ids, Directed: !undirected}
 	sh := &Share{Graph: g, Lo: lo, Hi: hi, Degrees: deg}
 	if symmetric {
 		sh.In = g
 	} else if inRows != nil {
-		off, dst, ws, _ := finishRows(inRows.off, inRows.dst, inRows.ws, &o)
+		off, dst, ws, _ := finishRows(inRows.off, inRows.dst, inRows.ws, o)
 		sh.In = &Graph{N: h.n, Offsets: off, Dst: dst, Weights: ws, IDs: h.ids, Directed: true}
 	}
 	meta := h.meta

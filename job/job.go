@@ -62,6 +62,10 @@ type Config struct {
 	// is reported to Stalled (once), which ends the job.
 	PeerTimeout time.Duration
 	Stalled     func(msg string)
+	// NoStage makes every CN read the whole input, as for inputs that
+	// cannot be staged, instead of each its byte range of a text edge
+	// list with the edges meeting their owners in DM (csr.OpenStaged).
+	NoStage bool
 	// LoadOnly stops after loading (dmg load): no algorithm is needed.
 	LoadOnly bool
 	// KeepGraph makes world rank 0 read the whole graph again after the
@@ -97,16 +101,20 @@ type Outcome struct {
 	Symmetric    bool            // the graph's in-edges are its out-edges
 	InPlaceShare float64         // vertices whose edges sit in their index entry
 	Load         *csr.LoadReport // this CN's loading
-	Layout       *csr.Layout
-	Degrees      csr.DegreeSummary // LoadOnly, rank 0
-	Provider     string
-	Workers      int // goroutines per CN
-	NICProfile   string
-	Mode         string
-	Ablations    []string
-	LoadS        float64
-	PartS        float64
-	ComputeS     float64
+	// StagedBytes is the staging memory the CNs' staged read of a text
+	// edge list used in DM (csr.OpenStaged); 0 when every CN read the
+	// whole input.
+	StagedBytes uint64
+	Layout      *csr.Layout
+	Degrees     csr.DegreeSummary // LoadOnly, rank 0
+	Provider    string
+	Workers     int // goroutines per CN
+	NICProfile  string
+	Mode        string
+	Ablations   []string
+	LoadS       float64
+	PartS       float64
+	ComputeS    float64
 }
 
 // The phases of Execute, in order; phaseNames names them (Config.Phase,
@@ -160,8 +168,25 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	if err == nil && cfg.PreCheck != nil && w.Rank() == 0 {
 		err = cfg.PreCheck()
 	}
-	if err := agree(err); err != nil {
+	// Whether the CNs read the graph staged (each its byte range, the
+	// edges meeting their owners in DM): rank 0, CN 0, looks at the
+	// input (the MNs may not see the file), and every rank learns it here.
+	staged := []float64{0}
+	if err == nil && w.Rank() == 0 && w.Roles.CN > 1 && !cfg.NoStage && csr.Stageable(cfg.Graph, graphOptions(&cfg, alg)) {
+		staged[0] = 1
+	}
+	if err := sync(err, staged); err != nil {
 		return nil, err
+	}
+	var stg *stage
+	if staged[0] != 0 {
+		stg = &stage{w: w, open: cfg.Open}
+		defer func() {
+			if p := recover(); p != nil {
+				panic(p) // no collective close: the others may be elsewhere
+			}
+			stg.close()
+		}()
 	}
 	out.Algorithm = alg
 	phase(phaseRead)
@@ -177,12 +202,17 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	var spec programSpec
 	var facts chunkFacts
 	if w.Role == spmd.CN {
-		if sh, spec, err = prepare(&cfg, alg, wantIn, out, w); err == nil {
+		if sh, spec, err = prepare(&cfg, alg, wantIn, out, w, stg); err == nil {
 			facts, err = measure(w, &cfg, alg, sh, out.Chunks)
 		}
+	} else if stg != nil {
+		err = csr.ServeStaged(stg)
 	}
 	if err := agree(err); err != nil {
 		return nil, err
+	}
+	if stg != nil {
+		out.StagedBytes = stg.bytes
 	}
 	var shape jobShape
 	if err = crossCheck(w, out.Chunks); err == nil {
@@ -335,11 +365,15 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	if err := agree(err); err != nil {
 		return nil, err
 	}
+	if err := agree(stg.close()); err != nil { // the shares are in the store
+		return nil, err
+	}
 	out.LoadS = loadRead.Seconds() + time.Since(t2).Seconds()
 	if w.Rank() == 0 { // the vertices, for the output
 		g := sh.Graph
 		out.Graph = &csr.Graph{N: g.N, IDs: g.IDs, Directed: g.Directed}
 	}
+	sh.Free()
 	sh, facts = nil, chunkFacts{} // the CNs compute from DM only
 	out.Layout = layouts.Out
 	if cfg.LoadOnly {
@@ -654,24 +688,38 @@ func wholeGraph(cfg *Config, alg algo.Algorithm) (*csr.Graph, error) {
 // prepare reads this CN's share of the graph with the options the
 // algorithm needs, partitions it on the way (out.Chunks, out.Imbalance,
 // out.PartS) and resolves the algorithm's parameters.
-func prepare(cfg *Config, alg algo.Algorithm, wantIn bool, out *Outcome, w *spmd.World) (*csr.Share, programSpec, error) {
+func prepare(cfg *Config, alg algo.Algorithm, wantIn bool, out *Outcome, w *spmd.World, stg *stage) (*csr.Share, programSpec, error) {
 	opts := graphOptions(cfg, alg)
 	alpha := cfg.Alpha
 	if alpha == 0 {
 		alpha = balance.DefaultAlpha(w.Roles.CN)
 	}
-	part := func(deg []uint64) (uint32, uint32, error) {
+	cut := func(deg []uint64) ([]uint32, error) {
 		t := time.Now()
 		chunks, err := balance.Chunks(deg, w.Roles.CN, alpha)
 		if err != nil {
-			return 0, 0, err
+			return nil, err
 		}
 		out.Chunks, out.Imbalance = chunks, balance.Imbalance(deg, chunks, alpha)
 		out.PartS = time.Since(t).Seconds()
+		return chunks, nil
+	}
+	part := func(deg []uint64) (uint32, uint32, error) {
+		chunks, err := cut(deg)
+		if err != nil {
+			return 0, 0, err
+		}
 		return chunks[w.Index], chunks[w.Index+1], nil
 	}
 	so := csr.ShareOptions{In: wantIn, RowBytes: cfg.RowBytes, Align: uint32(cfg.Layout.BatchVertices)}
-	sh, meta, err := csr.OpenShareWith(cfg.Graph, opts, so, part)
+	var sh *csr.Share
+	var meta *csr.Meta
+	var err error
+	if stg != nil {
+		sh, meta, err = csr.OpenStaged(cfg.Graph, opts, so, cut, stg, w.Index, w.Roles.CN)
+	} else {
+		sh, meta, err = csr.OpenShareWith(cfg.Graph, opts, so, part)
+	}
 	if err != nil {
 		return nil, programSpec{}, err
 	}

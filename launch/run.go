@@ -78,6 +78,7 @@ type runFlags struct {
 	hubDegree   uint64
 	noSteal     bool
 	noHubSplit  bool
+	noStage     bool
 	fs          *pflag.FlagSet
 }
 
@@ -95,6 +96,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&r.batch, "batch", 1024, "vertices per task claimed by a worker (at most one loading batch)")
 	fs.StringVar(&r.mnMem, "mn-mem", "", "pool size of each memory node, e.g. 8GiB (default: what the graph and mailboxes need plus 64 KiB)")
 	fs.StringVar(&r.loadMem, "load-mem", "1GiB", "a compute node's loading memory: it keeps up to `SIZE` of a text edge list's or Graphalytics graph's parsed edges (8 B per edge, 16 with weights) from its first pass for the later ones, which otherwise parse the input again (0 keeps nothing), and builds its share's rows (4 B per edge, 12 with weights) whole if they fit SIZE (at least 1MiB), else window by window, each window costing two more passes over the input")
+	fs.BoolVar(&r.noStage, "no-stage", false, "every compute node parses the whole text edge list, instead of each its byte range with the edges meeting their owners in staging memory on the memory nodes (with 2 or more compute nodes)")
 	fs.StringVar(&r.fabric, "fabric", "", fabricUsage)
 	fs.StringVar(&r.cxlDir, "cxl-dir", "", cxlDirUsage)
 	fs.StringVar(&r.cxlDev, "cxl-dev", "", cxlDevUsage)
@@ -203,6 +205,7 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 		return cfg, err
 	}
 	cfg.Csr.KeepBytes = int64(b)
+	cfg.NoStage = r.noStage
 	cfg.RowBytes = max(int64(b), job.MinRowBytes)
 	if b == 0 {
 		cfg.Csr.KeepBytes = -1 // keep nothing
@@ -389,10 +392,14 @@ type runReport struct {
 	Version string `json:"version"`
 	// LoadWindows is how many windows CN 0 built its share in (--load-mem;
 	// 1: whole).
-	LoadWindows int    `json:"load_windows"`
-	Command     string `json:"command"`
-	Algo        string `json:"algo"`
-	Graph       struct {
+	LoadWindows int `json:"load_windows"`
+	// LoadStagedBytes is the staging memory in DM through which the CNs,
+	// each parsing its byte range of a text edge list, sent the edges to
+	// their owners (0: every CN read the whole input).
+	LoadStagedBytes uint64 `json:"load_staged_bytes"`
+	Command         string `json:"command"`
+	Algo            string `json:"algo"`
+	Graph           struct {
 		Name     string `json:"name"`
 		Vertices uint64 `json:"vertices"`
 		Edges    uint64 `json:"edges"`
@@ -492,6 +499,7 @@ func newRunReport(j *Job, out *job.Outcome) *runReport {
 	if out.Load != nil {
 		r.LoadWindows = out.Load.Windows
 	}
+	r.LoadStagedBytes = out.StagedBytes
 	r.Balance.Imbalance = out.Imbalance
 	r.Balance.TailRatio, r.Balance.Steals, r.Balance.HubDegree = out.Result.TailRatio, out.Result.Steals, out.Result.HubDegree
 	r.Iterations = out.Result.Iterations
@@ -543,6 +551,9 @@ func (r *runReport) print(j *Job) {
 	win := ""
 	if r.LoadWindows > 1 {
 		win = fmt.Sprintf(", CN 0 in %d windows", r.LoadWindows)
+	}
+	if r.LoadStagedBytes > 0 {
+		win += ", staged through " + humanize.IBytes(r.LoadStagedBytes) + " of DM"
 	}
 	fmt.Fprintf(w, "load %.3fs (%s edges/s%s)  partition %.4fs (imbalance %.3f)  compute %.3fs (%s edges/s)  total %.3fs\n",
 		r.Times.Load, hn(uint64(float64(r.Graph.Edges)/max(r.Times.Load, 1e-9))), win, r.Times.Partition, r.Balance.Imbalance,

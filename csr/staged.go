@@ -1,0 +1,922 @@
+package csr
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"io"
+	"math"
+	"math/bits"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/pkg/errors"
+)
+
+// Stage is what a staged read (OpenStaged) needs of the job around it:
+// collective steps over every rank, compute and memory nodes alike, and
+// staging memory in DM that every CN can read and write.
+type Stage interface {
+	// Step is one collective step of every rank: each passes its error
+	// (nil if it has none) and its payload (nil on an MN), and gets
+	// every CN's payload in CN order, or an error when any rank passed
+	// one (its own, else one naming the rank that failed).
+	Step(err error, payload []byte) ([][]byte, error)
+	// Open opens the staging memory, collectively: bytes in all, spread
+	// over the memory nodes.
+	Open(bytes uint64) (Staging, error)
+}
+
+// Staging is the staging memory: one linear space of bytes in DM. Its
+// methods may be called from several goroutines at once; what one CN
+// writes, another reads after the next Step.
+type Staging interface {
+	// Write writes b at off; it is done when Write returns.
+	Write(off uint64, b []byte) error
+	// Read reads len(b) bytes at off into b.
+	Read(b []byte, off uint64) error
+}
+
+// stagedSteps is how many Steps a staged read takes, the first before
+// the staging memory is open (ServeStaged takes them with the CNs).
+const stagedSteps = 6
+
+// Stageable reports whether OpenStaged reads spec: a text edge list
+// (SNAP, .el, .wel), gzipped or not. Every rank of a job decides alike
+// from spec and opts alone.
+func Stageable(spec string, opts Options) bool {
+	if IsGeneratorSpec(spec) {
+		return false
+	}
+	o := opts
+	path, format, err := resolve(spec, &o)
+	if err != nil {
+		return false
+	}
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return false // a FIFO, say: it cannot be read in ranges, or twice
+	}
+	return format == FormatSNAP || format == FormatEL || format == FormatWEL
+}
+
+// ServeStaged is a memory node's part of the CNs' OpenStaged: it takes
+// the same Steps and opens the same staging memory. The caller closes
+// that memory once every CN is done with its share (they read it until
+// their rows are built and loaded).
+func ServeStaged(st Stage) error {
+	all, err := st.Step(nil, nil)
+	if err != nil {
+		return err
+	}
+	p, _, err := planStage(all)
+	if err != nil {
+		return err
+	}
+	if _, err := st.Open(p.total); err != nil {
+		return err
+	}
+	for range stagedSteps - 1 {
+		if _, err := st.Step(nil, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stageRange is what a CN tells the others, in the first Step, of its
+// byte range of the input.
+type stageRange struct {
+	File     string
+	Edges    uint64 // parsed in the range
+	Lines    int64  // lines of the range (up to its error, if any)
+	ErrLine  int64  `json:",omitempty"` // the range's first bad line, counted in the range
+	ErrMsg   string `json:",omitempty"`
+	MaxID    uint64
+	Distinct uint64 // distinct ids in the range
+	List     bool   // the range's ids outgrew a bitmap
+	Arrays   int    // degree arrays per CN (3: self-loops apart, if any has Loops)
+	Loops    bool   // the range has self-loops the policy keeps
+	Dropped  uint64 // self-loops the policy drops (every chunk has room for them)
+	Reverse  bool   // edges go to their destination's owner too
+	Weighted bool
+}
+
+// stagePlan is where a staged read puts what in the staging memory,
+// the same on every rank (planStage).
+type stagePlan struct {
+	cns      int
+	edges    uint64 // of the input
+	bitmap   bool   // the ids meet as bitmaps of words words (else as sorted lists)
+	words    uint64
+	idOff    []uint64 // list mode: CN c's list at idBase + 8·idOff[c]
+	nMax     uint64   // at least the number of vertices
+	arrays   int
+	recBytes uint64
+	reverse  bool
+	idBase   uint64
+	locBase  uint64 // CN c's degree array a at locBase + 8·nMax·(c·arrays + a)
+	sumBase  uint64 // the summed array a at sumBase + 8·nMax·a
+	edgeBase uint64
+	total    uint64
+}
+
+// planStage plans the staging memory from every CN's first payload, or
+// returns the input's first bad line (every rank alike).
+func planStage(all [][]byte) (*stagePlan, []stageRange, error) {
+	rs := make([]stageRange, len(all))
+	for c, b := range all {
+		if err := json.Unmarshal(b, &rs[c]); err != nil {
+			return nil, nil, errors.Wrapf(err, "csr: CN %d's staging record", c)
+		}
+	}
+	var line int64
+	for _, r := range rs {
+		if r.ErrLine > 0 {
+			return nil, nil, lineErr(r.File, line+r.ErrLine, "%s", r.ErrMsg)
+		}
+		line += r.Lines
+	}
+	p := &stagePlan{cns: len(rs), bitmap: true, idOff: make([]uint64, len(rs)+1)}
+	var maxID, ids uint64
+	for c, r := range rs {
+		p.edges += r.Edges
+		maxID = max(maxID, r.MaxID)
+		p.bitmap = p.bitmap && !r.List
+		p.idOff[c+1] = p.idOff[c] + r.Distinct
+		ids += r.Distinct
+		p.arrays, p.reverse = r.Arrays, r.Reverse
+		p.recBytes = 8
+		if r.Weighted {
+			p.recBytes = 16
+		}
+	}
+	if p.arrays == 3 && !slices.ContainsFunc(rs, func(r stageRange) bool { return r.Loops }) {
+		p.arrays = 2 // no self-loops to count apart
+	}
+	if p.edges > 0 {
+		p.words = maxID>>6 + 1
+	}
+	// Bitmaps while they fit (as for one reader) and cost the CNs no
+	// more words than their lists of ids would (plus 1 MiB): a sparse id
+	// space meets as lists.
+	p.bitmap = p.bitmap && bitmapFits(maxID, 2*p.edges) && uint64(p.cns)*p.words <= ids+1<<17
+	p.nMax = ids
+	idBytes := 8 * ids
+	if p.bitmap {
+		p.nMax = min(ids, 64*p.words)
+		idBytes = 8 * p.words * uint64(p.cns)
+	}
+	routed := p.edges
+	if p.reverse {
+		routed *= 2
+	}
+	for _, r := range rs { // room for a CN's dropped self-loops in every chunk (room)
+		routed += uint64(p.cns) * r.Dropped
+	}
+	p.idBase = 0
+	p.locBase = p.idBase + idBytes
+	p.sumBase = p.locBase + 8*p.nMax*uint64(p.cns*p.arrays)
+	p.edgeBase = p.sumBase + 8*p.nMax*uint64(p.arrays)
+	p.total = p.edgeBase + routed*p.recBytes
+	return p, rs, nil
+}
+
+// stagedInput is one CN's range of a text edge list and what it parsed
+// there.
+type stagedInput struct {
+	path, format string
+	gz           bool
+	a, b         int64 // the byte range (gz: CN 0 has it all)
+	weighted     bool
+	o            *Options
+	rc           *readConfig
+	lines        *edgeLines
+	kept         *keptEdges
+	m            *idMap
+}
+
+// rangeOf is CN c's byte range of a file of size bytes read by cns CNs:
+// from the first line that starts at or after c·size/cns to the first
+// that starts at or after (c+1)·size/cns.
+func rangeOf(f io.ReaderAt, size int64, c, cns int) (a, b int64, err error) {
+	start := func(k int) (int64, error) {
+		if k == 0 {
+			return 0, nil
+		}
+		if k == cns {
+			return size, nil
+		}
+		pos := int64(k) * size / int64(cns)
+		if pos == 0 {
+			return 0, nil
+		}
+		buf := make([]byte, 64<<10)
+		for at := pos - 1; at < size; at += int64(len(buf)) {
+			n, err := f.ReadAt(buf, at)
+			if i := slices.Index(buf[:n], '\n'); i >= 0 {
+				return at + int64(i) + 1, nil
+			}
+			if err != nil && err != io.EOF {
+				return 0, err
+			}
+		}
+		return size, nil
+	}
+	if a, err = start(c); err == nil {
+		b, err = start(c + 1)
+	}
+	return a, max(a, b), err
+}
+
+// parse parses the range: mode keeps reused edgeBlocks (use sees each)
+// or maps the ids to dense ones by in.m (denseEdges). It returns the
+// range's lines.
+func (in *stagedInput) parse(mode int, use func(p *parsedEdges)) (int64, error) {
+	if in.a >= in.b && !in.gz {
+		return 0, nil
+	}
+	var r io.Reader
+	if in.gz {
+		f, err := openFile(in.path, in.rc)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		r = f
+	} else {
+		f, err := os.Open(in.path)
+		if err != nil {
+			return 0, errors.Wrap(err, "csr")
+		}
+		defer f.Close()
+		r = io.NewSectionReader(f, in.a, in.b-in.a)
+		if in.rc != nil && in.rc.progress != nil {
+			r = &countingReader{r: r, p: in.rc.progress}
+		}
+	}
+	return parseText(r, in.path, in.o.Workers, in.rc, edgeParser(in.lines, mode, in.m), func(p parsedEdges, line0 int64) error {
+		use(&p)
+		return p.err(in.path, line0)
+	})
+}
+
+// send hands the range's edges, on dense ids, to snk: the kept ones, or
+// parsed again.
+func (in *stagedInput) send(snk sink) error {
+	if in.kept.ok() {
+		in.kept.send(snk)
+		return nil
+	}
+	_, err := in.parse(denseEdges, func(p *parsedEdges) { sendEdges(snk, p.recs) })
+	return err
+}
+
+// OpenStaged is OpenShareWith for a text edge list (Stageable) read by
+// cns compute nodes together, this one being CN cn: each parses only its
+// byte range of the file (a gzipped file, which cannot be cut, is parsed
+// by CN 0 alone), and the parsed edges meet their owners through the
+// staging memory of st, grouped by owner, instead of every CN parsing
+// the whole file. cut partitions the graph by its out-degrees (as part
+// does for OpenShareWith, but returning every chunk's bounds, the same on
+// every CN); the share is chunk cn's.
+//
+// The steps, each a Step of the whole job:
+//
+//  1. Each CN parses its range, collecting its ids and keeping its edges
+//     while they fit Options.KeepBytes, and says how many edges, lines
+//     and distinct ids it found, and its first bad line: the error then
+//     names the line of the whole file (the lines of the ranges before
+//     it added), and every rank returns it. The staging memory is sized
+//     from these and opened.
+//  2. Each CN writes its ids (a bitmap, or a sorted list when the ids are
+//     too sparse for one) and reads the others': every CN makes the same
+//     map of external to dense ids.
+//  3. Each CN writes its ranges' degree counts; 4. each sums one slice of
+//     every CN's and writes it; every CN reads the sums and cuts the
+//     graph (cut).
+//  5. Each CN counts its edges per owner (the owner of the source, and
+//     of the destination when in-rows or an undirected graph need it),
+//     and 6. writes them to their owners' regions.
+//
+// The share then reads its owner's region of the staging memory in every
+// pass its rows take (windows included), so the staging memory must stay
+// open until the share is loaded. Memory: the kept edges of the range
+// (Options.KeepBytes), O(|V|) words of ids and degrees, and the rows as
+// OpenShareWith builds them (ShareOptions.RowBytes).
+func OpenStaged(spec string, opts Options, so ShareOptions, cut func(deg []uint64) ([]uint32, error), st Stage, cn, cns int) (*Share, *Meta, error) {
+	return openStaged(spec, opts, so, cut, st, cn, cns, nil)
+}
+
+func openStaged(spec string, opts Options, so ShareOptions, cut func(deg []uint64) ([]uint32, error), st Stage, cn, cns int, rc *readConfig) (*Share, *Meta, error) {
+	o := opts
+	err := o.Validate()
+	o.EnsureDefaults()
+	in := &stagedInput{o: &o, rc: rc}
+	ids := &idSet{workers: o.Workers}
+	undirected := o.Undirected
+	r := stageRange{File: spec, Arrays: 1, Reverse: undirected || so.In}
+	if so.In && !undirected {
+		r.Arrays = 3 // out-, in-degrees and kept self-loops
+	} else if undirected {
+		r.Arrays = 2
+	}
+	if err == nil {
+		err = in.first(spec, cn, cns, ids, &r)
+	}
+	var payload []byte
+	if err == nil {
+		payload, err = json.Marshal(r)
+	}
+	all, err := st.Step(err, payload)
+	if err != nil {
+		in.kept.free()
+		return nil, nil, err
+	}
+	keep := false // the share reads the kept edges: freed by Share.Free
+	defer func() {
+		if !keep {
+			in.kept.free()
+		}
+	}()
+	p, _, err := planStage(all)
+	if err != nil {
+		return nil, nil, err
+	}
+	mem, err := st.Open(p.total)
+	if err != nil {
+		return nil, nil, err
+	}
+	s := &staged{p: p, mem: mem, st: st, cn: cn, in: in, so: so, spec: spec}
+	// Step 2: the ids.
+	_, err = st.Step(s.writeIDs(ids), nil)
+	if err == nil {
+		err = s.readIDs()
+	}
+	// Steps 3 and 4: the degrees.
+	var dc, sums *degreeCounter
+	if err == nil {
+		dc, err = s.writeDegrees(undirected)
+	}
+	if _, err = st.Step(err, nil); err == nil {
+		err = s.sumSlice()
+	}
+	if _, err = st.Step(err, nil); err == nil {
+		sums, err = s.readSums()
+	}
+	var bounds []uint32
+	var deg, inDeg []uint64
+	wantIn := so.In && !undirected
+	if err == nil {
+		deg, inDeg = sums.shape(uint64(in.m.n), undirected, wantIn)
+		bounds, err = cut(deg)
+		if err == nil && (len(bounds) != cns+1 || !slices.IsSorted(bounds) || uint64(bounds[cns]) != uint64(in.m.n)) {
+			err = errors.Errorf("csr: %s: a cut of %d vertices into %d chunks has bounds %v", spec, in.m.n, cns, bounds)
+		}
+	}
+	// Steps 5 and 6: the edges, to their owners; with its edges kept, a
+	// CN keeps those of its own chunk (it reads them from its kept ones).
+	s.local, s.bounds = in.kept.ok(), owners(bounds)
+	var room []byte
+	if err == nil {
+		room, err = json.Marshal(s.room(dc, bounds))
+	}
+	dc = nil
+	all, err = st.Step(err, room)
+	var sent []uint64
+	if err == nil {
+		sent, err = s.route(all, bounds)
+	}
+	var sp []byte
+	if err == nil {
+		sp, err = json.Marshal(sent)
+	}
+	if all, err = st.Step(err, sp); err != nil {
+		return nil, nil, err
+	}
+	got, err := decodeCounts(all, cns)
+	if err != nil {
+		return nil, nil, err
+	}
+	for c := range s.runs {
+		s.runs[c][1] = got[c][cn]
+	}
+	keep = s.local
+	if !keep {
+		in.kept.free()
+	}
+	meta := &Meta{Name: datasetName(in.path), Path: in.path, Format: in.format, InputEdges: p.edges}
+	h := &header{n: in.m.n, ids: in.m.ids, directed: true, weighted: in.weighted, meta: meta}
+	if in.m.identity {
+		h.ids = nil
+	}
+	sh, meta, err := finishShare(spec, &o, so, s.pass, h, deg, inDeg, bounds[cn], bounds[cn+1], undirected, wantIn)
+	if err != nil {
+		return nil, nil, err
+	}
+	if keep {
+		sh.free = in.kept.free
+	}
+	return sh, meta, nil
+}
+
+// first is step 1 on this CN: its range, parsed, its ids collected.
+func (in *stagedInput) first(spec string, cn, cns int, ids *idSet, r *stageRange) error {
+	path, format, err := resolve(spec, in.o)
+	if err != nil {
+		return err
+	}
+	in.path, in.format, in.weighted = path, format, format == FormatWEL
+	r.File, r.Weighted = path, in.weighted
+	in.lines = edgeListLines(in.weighted, in.o, in.rc)
+	f, err := os.Open(path)
+	if err != nil {
+		return errors.Wrap(err, "csr")
+	}
+	magic := make([]byte, 2)
+	n, _ := f.ReadAt(magic, 0)
+	st, err := f.Stat()
+	if err == nil {
+		in.gz = strings.HasSuffix(path, ".gz") || (n == 2 && magic[0] == 0x1f && magic[1] == 0x8b)
+		if in.gz {
+			in.a, in.b = 0, 0
+			if cn == 0 {
+				in.b = st.Size()
+			} else {
+				in.gz = false // nothing to read
+			}
+		} else {
+			in.a, in.b, err = rangeOf(f, st.Size(), cn, cns)
+		}
+	}
+	f.Close()
+	if err != nil {
+		return errors.Wrapf(err, "csr: %s", path)
+	}
+	in.kept = newKeptEdges(in.o.keepBytes())
+	dropLoops := in.o.SelfLoops == DropSelfLoops
+	lines, err := in.parse(reuseBlocks, func(p *parsedEdges) {
+		b := p.blk
+		ids.add32(b.s32, b.maxID)
+		ids.add32(b.d32, b.maxID)
+		ids.add64(b.s64, b.maxID)
+		ids.add64(b.d64, b.maxID)
+		in.kept.add(b)
+		if dropLoops {
+			r.Dropped += loops(b.s32, b.d32) + loops(b.s64, b.d64)
+		} else if !r.Loops {
+			r.Loops = loops(b.s32, b.d32)+loops(b.s64, b.d64) > 0
+		}
+		r.Edges += uint64(b.len())
+		r.MaxID = max(r.MaxID, b.maxID)
+	})
+	r.Lines = lines
+	var ie *InputError
+	if errors.As(err, &ie) && ie.Line > 0 {
+		r.ErrLine, r.ErrMsg = ie.Line, ie.Msg
+		err = nil
+	}
+	if err != nil {
+		return err
+	}
+	if r.List = ids.listMode; r.List {
+		ids.compact()
+		r.Distinct = uint64(len(ids.list))
+	} else {
+		for _, w := range ids.bits {
+			r.Distinct += uint64(bits.OnesCount64(w))
+		}
+	}
+	return nil
+}
+
+// loops counts the self-loops s[i]→d[i].
+func loops[T uint32 | uint64](s, d []T) uint64 {
+	var n uint64
+	for i := range s {
+		if s[i] == d[i] {
+			n++
+		}
+	}
+	return n
+}
+
+// staged is one CN's staged read after the first step.
+type staged struct {
+	p    *stagePlan
+	mem  Staging
+	st   Stage
+	cn   int
+	in   *stagedInput
+	so   ShareOptions
+	spec string
+	// runs are this CN's chunk's edges in the staging memory: from each
+	// CN, a run of records (first, count).
+	runs [][2]uint64
+	// local: the chunk's edges from this CN's own range are not staged
+	// but read from its kept edges (bounds tells which they are).
+	local  bool
+	bounds owners
+}
+
+// stageIO is how many bytes a staged read moves per Read or Write.
+const stageIO = 4 << 20
+
+// writeWords writes words at off, stageIO bytes at a time.
+func (s *staged) writeWords(off uint64, words []uint64) error {
+	buf := make([]byte, 0, min(stageIO, 8*len(words)))
+	for len(words) > 0 {
+		k := min(len(words), stageIO/8)
+		buf = buf[:0]
+		for _, w := range words[:k] {
+			buf = binary.LittleEndian.AppendUint64(buf, w)
+		}
+		if err := s.mem.Write(off, buf); err != nil {
+			return err
+		}
+		off, words = off+uint64(8*k), words[k:]
+	}
+	return nil
+}
+
+// readWords reads len(dst) words at off into dst, with f (if not nil)
+// combining each word into dst instead: dst[i] = f(dst[i], word).
+func (s *staged) readWords(dst []uint64, off uint64, f func(a, b uint64) uint64) error {
+	buf := make([]byte, min(stageIO, 8*len(dst)))
+	for len(dst) > 0 {
+		k := min(len(dst), stageIO/8)
+		b := buf[:8*k]
+		if err := s.mem.Read(b, off); err != nil {
+			return err
+		}
+		for i := range k {
+			w := binary.LittleEndian.Uint64(b[8*i:])
+			if f != nil {
+				w = f(dst[i], w)
+			}
+			dst[i] = w
+		}
+		off, dst = off+uint64(8*k), dst[k:]
+	}
+	return nil
+}
+
+// writeIDs is step 2's write: this CN's ids, as the plan says.
+func (s *staged) writeIDs(ids *idSet) error {
+	p := s.p
+	if p.bitmap {
+		bm := ids.bits[:min(uint64(len(ids.bits)), p.words)]
+		if err := s.writeWords(p.idBase+8*p.words*uint64(s.cn), bm); err != nil {
+			return err
+		}
+		if pad := p.words - uint64(len(bm)); pad > 0 {
+			return s.writeWords(p.idBase+8*(p.words*uint64(s.cn)+uint64(len(bm))), make([]uint64, pad))
+		}
+		return nil
+	}
+	list := ids.list
+	if !ids.listMode {
+		list = make([]uint64, 0, p.idOff[s.cn+1]-p.idOff[s.cn])
+		for i, w := range ids.bits {
+			for w != 0 {
+				list = append(list, uint64(i)<<6+uint64(bits.TrailingZeros64(w)))
+				w &= w - 1
+			}
+		}
+	}
+	ids.bits, ids.list = nil, nil
+	return s.writeWords(p.idBase+8*p.idOff[s.cn], list)
+}
+
+// readIDs is step 2's read: every CN's ids, merged into the map.
+func (s *staged) readIDs() error {
+	p := s.p
+	var err error
+	if p.bitmap {
+		bm := make([]uint64, p.words)
+		for c := range p.cns {
+			if err = s.readWords(bm, p.idBase+8*p.words*uint64(c), func(a, b uint64) uint64 { return a | b }); err != nil {
+				return err
+			}
+		}
+		s.in.m, err = newIDMapBits(s.in.path, bm)
+	} else {
+		all := make([]uint64, p.idOff[p.cns])
+		if err = s.readWords(all, p.idBase, nil); err != nil {
+			return err
+		}
+		parallelSort(all, s.in.o.Workers)
+		all = slices.Compact(all)
+		if uint64(len(all)) > MaxVertices {
+			return fileErr(s.in.path, "more than %d vertices (%d distinct ids); dense ids are 32-bit", uint64(MaxVertices), len(all))
+		}
+		s.in.m = newIDMapSorted(slices.Clip(all))
+	}
+	if err == nil && s.in.kept.ok() {
+		s.in.kept.densify(s.in.m, s.in.o.Workers)
+	}
+	return err
+}
+
+// writeDegrees is step 3: this CN's edges' degree counts, each array
+// written whole (n words).
+func (s *staged) writeDegrees(undirected bool) (*degreeCounter, error) {
+	p := s.p
+	n := uint64(s.in.m.n)
+	dc := &degreeCounter{dropLoops: s.in.o.SelfLoops == DropSelfLoops, loops: s.so.In && !undirected,
+		deg: make([]uint64, n), in: make([]uint64, n)}
+	if dc.loops {
+		dc.loopDeg = make([]uint64, n)
+	}
+	if _, err := batches(func(snk sink) (*header, error) { return nil, s.in.send(snk) }, dc.add); err != nil {
+		return nil, err
+	}
+	for a, arr := range dc.arrays(p.arrays) {
+		if err := s.writeWords(p.locBase+8*p.nMax*uint64(s.cn*p.arrays+a), arr); err != nil {
+			return nil, err
+		}
+	}
+	return dc, nil
+}
+
+// slice is CN c's slice of n words in step 4.
+func (s *staged) slice(c int, n uint64) (lo, hi uint64) {
+	return uint64(c) * n / uint64(s.p.cns), uint64(c+1) * n / uint64(s.p.cns)
+}
+
+// sumSlice is step 4: this CN sums its slice of every CN's arrays and
+// writes the sums.
+func (s *staged) sumSlice() error {
+	p := s.p
+	lo, hi := s.slice(s.cn, uint64(s.in.m.n))
+	sum := make([]uint64, hi-lo)
+	add := func(a, b uint64) uint64 { return a + b }
+	for a := range p.arrays {
+		clear(sum)
+		for c := range p.cns {
+			if err := s.readWords(sum, p.locBase+8*(p.nMax*uint64(c*p.arrays+a)+lo), add); err != nil {
+				return err
+			}
+		}
+		if err := s.writeWords(p.sumBase+8*(p.nMax*uint64(a)+lo), sum); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readSums reads the summed arrays: the graph's degree counts.
+func (s *staged) readSums() (*degreeCounter, error) {
+	n := uint64(s.in.m.n)
+	arrs := make([][]uint64, 3)
+	for a := range s.p.arrays {
+		arrs[a] = make([]uint64, n)
+		if err := s.readWords(arrs[a], s.p.sumBase+8*s.p.nMax*uint64(a), nil); err != nil {
+			return nil, err
+		}
+	}
+	return &degreeCounter{deg: arrs[0], in: arrs[1], loopDeg: arrs[2]}, nil
+}
+
+// owners routes edges to the chunks of bounds.
+type owners []uint32
+
+// of is the chunk of v.
+func (b owners) of(v uint64) int {
+	lo, hi := 0, len(b)-2
+	for lo < hi { // the last c with b[c] <= v
+		mid := (lo + hi + 1) / 2
+		if uint64(b[mid]) <= v {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
+}
+
+// room is step 5: how many records this CN may send each chunk, from
+// its own degree counts: the out-edges of the chunk's vertices, with
+// reverse their in-edges too (an edge inside the chunk goes once but
+// counts twice), and the self-loops the policy drops (routed for their
+// count).
+func (s *staged) room(dc *degreeCounter, bounds []uint32) []uint64 {
+	room := make([]uint64, s.p.cns)
+	for o := range room {
+		var x uint64
+		for v := bounds[o]; v < bounds[o+1]; v++ {
+			x += dc.deg[v]
+			if s.p.reverse {
+				x += dc.in[v]
+			}
+		}
+		room[o] = x + dc.dropped
+	}
+	if s.local {
+		room[s.cn] = 0
+	}
+	return room
+}
+
+// stageRecs is how many records a CN buffers per chunk before it writes
+// them.
+const stageRecs = 1 << 16
+
+// router buffers a CN's records per chunk and writes them to the
+// chunks' regions.
+type router struct {
+	s    *staged
+	rec  int
+	bufs [][]byte
+	fill []int
+	at   []uint64 // where this CN's records for each chunk start
+	room []uint64 // how many fit there
+	sent []uint64
+	err  error
+}
+
+// put adds edge e to chunk o's buffer.
+func (r *router) put(o int, e edgeRec) {
+	b, i := r.bufs[o], r.fill[o]
+	binary.LittleEndian.PutUint32(b[i:], uint32(e.s))
+	binary.LittleEndian.PutUint32(b[i+4:], uint32(e.d))
+	if r.rec == 16 {
+		binary.LittleEndian.PutUint64(b[i+8:], math.Float64bits(e.w))
+	}
+	if r.fill[o] = i + r.rec; r.fill[o] == len(b) {
+		r.flush(o)
+	}
+}
+
+// flush writes chunk o's buffer.
+func (r *router) flush(o int) {
+	k := uint64(r.fill[o] / r.rec)
+	if r.err == nil && k > 0 {
+		if r.sent[o]+k > r.room[o] {
+			r.err = errors.Errorf("csr: %s changed while it was read (more edges for chunk %d than counted)", r.s.spec, o)
+		} else {
+			p := r.s.p
+			r.err = r.s.mem.Write(p.edgeBase+p.recBytes*(r.at[o]+r.sent[o]), r.bufs[o][:r.fill[o]])
+		}
+	}
+	r.sent[o] += k
+	r.fill[o] = 0
+}
+
+// route is step 6: this CN's edges, written to their chunks' regions
+// (chunk o's holds every CN's room for it, CN 0's first). It returns how
+// many records it sent each chunk.
+func (s *staged) route(all [][]byte, bounds []uint32) ([]uint64, error) {
+	p := s.p
+	rooms, err := decodeCounts(all, p.cns)
+	if err != nil {
+		return nil, err
+	}
+	r := &router{s: s, rec: int(p.recBytes), bufs: make([][]byte, p.cns), fill: make([]int, p.cns),
+		at: make([]uint64, p.cns), room: make([]uint64, p.cns), sent: make([]uint64, p.cns)}
+	s.runs = s.runs[:0]
+	var off uint64
+	for o := range p.cns {
+		for c := range p.cns {
+			if c == s.cn {
+				r.at[o], r.room[o] = off, rooms[c][o]
+			}
+			if o == s.cn {
+				s.runs = append(s.runs, [2]uint64{off, 0})
+			}
+			off += rooms[c][o]
+		}
+	}
+	if off*p.recBytes > p.total-p.edgeBase {
+		return nil, errors.Errorf("csr: %s: %d records for the staging memory's %d", s.spec, off, (p.total-p.edgeBase)/p.recBytes)
+	}
+	for o := range r.bufs {
+		r.bufs[o] = make([]byte, max(1, min(stageRecs, r.room[o]))*uint64(r.rec))
+	}
+	ow, reverse := owners(bounds), p.reverse
+	self := -1 // the chunk whose edges stay here
+	if s.local {
+		self = s.cn
+	}
+	_, err = batches(func(snk sink) (*header, error) { return nil, s.in.send(snk) }, func(es []edgeRec) {
+		for _, e := range es {
+			a := ow.of(e.s)
+			if a != self {
+				r.put(a, e)
+			}
+			if reverse {
+				if b := ow.of(e.d); b != a && b != self {
+					r.put(b, e)
+				}
+			}
+		}
+	})
+	for o := range r.bufs {
+		r.flush(o)
+	}
+	if err == nil {
+		err = r.err
+	}
+	return r.sent, err
+}
+
+// decodeCounts decodes every CN's payload of one number per chunk.
+func decodeCounts(all [][]byte, cns int) ([][]uint64, error) {
+	counts := make([][]uint64, len(all))
+	for c, b := range all {
+		if err := json.Unmarshal(b, &counts[c]); err != nil || len(counts[c]) != cns {
+			return nil, errors.Errorf("csr: CN %d's counts are not %d numbers", c, cns)
+		}
+	}
+	return counts, nil
+}
+
+// pass is a pass over this chunk's region of the staging memory: its
+// edges, every CN's, on dense ids. Reads run one ahead of the decoding.
+func (s *staged) pass(snk sink) (*header, error) {
+	rec := s.p.recBytes
+	var most uint64 // the longest run
+	for _, run := range s.runs {
+		most = max(most, run[1])
+	}
+	per := min(uint64(stageIO)/rec, max(most, 1))
+	type piece struct {
+		b   []byte
+		err error
+	}
+	ready := make(chan piece, 1)
+	free := make(chan []byte, 2)
+	free <- make([]byte, per*rec)
+	free <- make([]byte, per*rec)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(ready)
+		for _, run := range s.runs {
+			for i := uint64(0); i < run[1]; i += per {
+				var b []byte
+				select {
+				case b = <-free:
+				case <-stop:
+					return
+				}
+				b = b[:min(per, run[1]-i)*rec]
+				err := s.mem.Read(b, s.p.edgeBase+rec*(run[0]+i))
+				select {
+				case ready <- piece{b, err}:
+				case <-stop:
+					return
+				}
+				if err != nil {
+					return
+				}
+			}
+		}
+	}()
+	if s.local {
+		s.sendOwn(snk)
+	}
+	recs := make([]edgeRec, 0, batchEdges)
+	for pc := range ready {
+		if pc.err != nil {
+			return nil, pc.err
+		}
+		b := pc.b
+		for len(b) > 0 {
+			e := edgeRec{s: uint64(binary.LittleEndian.Uint32(b)), d: uint64(binary.LittleEndian.Uint32(b[4:])), w: 1}
+			if rec == 16 {
+				e.w = math.Float64frombits(binary.LittleEndian.Uint64(b[8:]))
+			}
+			b = b[rec:]
+			if recs = append(recs, e); len(recs) == cap(recs) {
+				sendEdges(snk, recs)
+				recs = recs[:0]
+			}
+		}
+		free <- pc.b[:cap(pc.b)]
+	}
+	if len(recs) > 0 {
+		sendEdges(snk, recs)
+	}
+	return nil, nil
+}
+
+// sendOwn hands snk the kept edges of this CN's range that its chunk
+// gets (by its source, or with reverse by its destination).
+func (s *staged) sendOwn(snk sink) {
+	lo, hi := uint64(s.bounds[s.cn]), uint64(s.bounds[s.cn+1])
+	reverse := s.p.reverse
+	recs := make([]edgeRec, 0, batchEdges)
+	s.in.kept.each(func(es []edgeRec) {
+		for _, e := range es {
+			if (e.s >= lo && e.s < hi) || (reverse && e.d >= lo && e.d < hi) {
+				if recs = append(recs, e); len(recs) == cap(recs) {
+					sendEdges(snk, recs)
+					recs = recs[:0]
+				}
+			}
+		}
+	})
+	if len(recs) > 0 {
+		sendEdges(snk, recs)
+	}
+}

@@ -1,0 +1,427 @@
+package csr
+
+import (
+	"compress/gzip"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pkg/errors"
+)
+
+// memStage is a Stage in memory for cns CN goroutines and mns MN ones:
+// its steps are a barrier that hands every rank the CNs' payloads, its
+// staging memory one byte slice.
+type memStage struct {
+	cns, mns int
+	mu       sync.Mutex
+	cond     *sync.Cond
+	gen      int
+	arrived  int
+	errs     []error
+	pays     [][]byte
+	out      [][]byte // the last step's CN payloads
+	failed   int      // the last step's first failing rank, or -1
+	msg      string
+	mem      []byte
+	opens    int
+}
+
+func newMemStage(cns, mns int) *memStage {
+	s := &memStage{cns: cns, mns: mns, errs: make([]error, cns+mns), pays: make([][]byte, cns+mns)}
+	s.cond = sync.NewCond(&s.mu)
+	return s
+}
+
+// rank is rank r's view (CNs first).
+func (s *memStage) rank(r int) Stage { return &memRank{s: s, r: r} }
+
+type memRank struct {
+	s *memStage
+	r int
+}
+
+func (m *memRank) Step(err error, payload []byte) ([][]byte, error) {
+	s := m.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.errs[m.r], s.pays[m.r] = err, slices.Clone(payload)
+	gen := s.gen
+	if s.arrived++; s.arrived == s.cns+s.mns {
+		s.failed, s.msg = -1, ""
+		for r, e := range s.errs {
+			if e != nil {
+				s.failed, s.msg = r, e.Error()
+				break
+			}
+		}
+		s.out = slices.Clone(s.pays[:s.cns])
+		s.arrived = 0
+		s.gen++
+		s.cond.Broadcast()
+	}
+	for s.gen == gen {
+		s.cond.Wait()
+	}
+	switch {
+	case err != nil:
+		return nil, err
+	case s.failed >= 0:
+		return nil, errors.Errorf("rank %d failed: %s", s.failed, s.msg)
+	}
+	return s.out, nil
+}
+
+func (m *memRank) Open(bytes uint64) (Staging, error) {
+	s := m.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.opens%(s.cns+s.mns) == 0 {
+		s.mem = make([]byte, bytes)
+	} else if uint64(len(s.mem)) != bytes {
+		return nil, errors.Errorf("rank %d opens %d bytes, another %d", m.r, bytes, len(s.mem))
+	}
+	s.opens++
+	return memStaging{s.mem}, nil
+}
+
+type memStaging struct{ mem []byte }
+
+func (m memStaging) Write(off uint64, b []byte) error {
+	if off+uint64(len(b)) > uint64(len(m.mem)) {
+		return errors.Errorf("write of %d bytes at %d past the staging memory's %d", len(b), off, len(m.mem))
+	}
+	copy(m.mem[off:], b)
+	return nil
+}
+
+func (m memStaging) Read(b []byte, off uint64) error {
+	if off+uint64(len(b)) > uint64(len(m.mem)) {
+		return errors.Errorf("read of %d bytes at %d past the staging memory's %d", len(b), off, len(m.mem))
+	}
+	copy(b, m.mem[off:])
+	return nil
+}
+
+// evenCut cuts n vertices into cns chunks of about n/cns each, or puts
+// them all in the last chunk (lopsided: the others are empty).
+func evenCut(cns int, lopsided bool) func(deg []uint64) ([]uint32, error) {
+	return func(deg []uint64) ([]uint32, error) {
+		n := uint64(len(deg))
+		b := make([]uint32, cns+1)
+		for c := range b {
+			b[c] = uint32(n * uint64(c) / uint64(cns))
+			if lopsided && c < cns {
+				b[c] = 0
+			}
+		}
+		return b, nil
+	}
+}
+
+// stagedShares reads spec staged by cns CNs (and mns MNs serving) and
+// returns every CN's share, or the error of CN 0 after checking that
+// every rank failed alike.
+func stagedShares(t *testing.T, spec string, o Options, so ShareOptions, cns, mns int, lopsided bool, rc *readConfig) ([]*Share, []*Meta, error) {
+	t.Helper()
+	st := newMemStage(cns, mns)
+	shares, metas, errs := make([]*Share, cns), make([]*Meta, cns), make([]error, cns+mns)
+	var wg sync.WaitGroup
+	for r := range cns + mns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r >= cns {
+				errs[r] = ServeStaged(st.rank(r))
+				return
+			}
+			shares[r], metas[r], errs[r] = openStaged(spec, o, so, evenCut(cns, lopsided), st.rank(r), r, cns, rc)
+		}()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if (err == nil) != (errs[0] == nil) {
+			t.Fatalf("rank 0: %v; rank %d: %v", errs[0], r, err)
+		}
+	}
+	return shares, metas, errs[0]
+}
+
+// The staged shares of a graph are the shares OpenShareWith reads, for
+// every number of CNs, with and without kept edges, in-edges and windows.
+func TestStagedMatchesShare(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	// A power-law-ish graph with hubs, self-loops, duplicates, sparse
+	// ids and isolated-looking ids that only appear as destinations.
+	for i := range 3000 {
+		s := uint64(i*i) % 997
+		d := uint64(i*7919) % 1009
+		if i%5 == 0 {
+			s = 3 // a hub
+		}
+		if i%97 == 0 {
+			d = s // a self-loop
+		}
+		fmt.Fprintf(&b, "%d %d %g\n", s*1000+7, d*1000+7, float64(i%13)/4)
+		if i%11 == 0 {
+			fmt.Fprintf(&b, "%d %d %g\n", s*1000+7, d*1000+7, float64(i%7)/4) // a duplicate
+		}
+		if i%500 == 0 {
+			b.WriteString("# a comment\n")
+		}
+	}
+	el := filepath.Join(dir, "g.el")
+	wel := filepath.Join(dir, "g.wel")
+	txt := filepath.Join(dir, "g.txt")
+	var plain strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		if f := strings.Fields(line); len(f) == 3 {
+			plain.WriteString(f[0] + " " + f[1] + "\n")
+		} else {
+			plain.WriteString(line + "\n")
+		}
+	}
+	for p, s := range map[string]string{el: plain.String(), wel: b.String(), txt: plain.String()} {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gz := filepath.Join(dir, "g.txt.gz")
+	writeGz(t, gz, plain.String())
+	for _, c := range []struct {
+		name string
+		path string
+		o    Options
+		so   ShareOptions
+	}{
+		{"el", el, Options{}, ShareOptions{}},
+		{"el in-edges", el, Options{}, ShareOptions{In: true}},
+		{"wel in-edges", wel, Options{}, ShareOptions{In: true}},
+		{"wel undirected", wel, Options{Undirected: true}, ShareOptions{}},
+		{"el drop loops keep dups", el, Options{SelfLoops: DropSelfLoops, Duplicates: KeepDuplicates}, ShareOptions{In: true}},
+		{"el nothing kept", el, Options{KeepBytes: -1}, ShareOptions{In: true}},
+		{"el kept overflows", el, Options{KeepBytes: 4000}, ShareOptions{In: true}},
+		{"wel windows", wel, Options{}, ShareOptions{In: true, RowBytes: 8000, Align: 4}},
+		{"txt gzipped", gz, Options{}, ShareOptions{In: true}},
+		{"el synthetic weights", el, Options{Weighted: true}, ShareOptions{}},
+	} {
+		for _, cns := range []int{1, 2, 3, 5} {
+			for _, lopsided := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/cn%d/lopsided=%v", c.name, cns, lopsided), func(t *testing.T) {
+					c.o.Workers = 1 + cns%3
+					shares, metas, err := stagedShares(t, c.path, c.o, c.so, cns, 1+cns%2, lopsided, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for k, sh := range shares {
+						want, wmeta, err := OpenShareWith(c.path, c.o, c.so, func([]uint64) (uint32, uint32, error) { return sh.Lo, sh.Hi, nil })
+						if err != nil {
+							t.Fatal(err)
+						}
+						sameShare(t, k, sh, want)
+						if !reflect.DeepEqual(metas[k], wmeta) {
+							t.Fatalf("CN %d: meta %+v, OpenShareWith's %+v", k, metas[k], wmeta)
+						}
+						sh.Free()
+					}
+				})
+			}
+		}
+	}
+}
+
+// sameShare fails unless the staged share got is want: rows (assembled
+// from their windows), in-rows, bounds and degrees.
+func sameShare(t *testing.T, k int, got, want *Share) {
+	t.Helper()
+	var err error
+	if got.Windowed() != want.Windowed() {
+		t.Fatalf("CN %d: windowed %v, OpenShareWith's %v", k, got.Windowed(), want.Windowed())
+	}
+	if got.Windowed() {
+		if got, err = assemble(got); err == nil {
+			want, err = assemble(want)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got.Lo != want.Lo || got.Hi != want.Hi || !slices.Equal(got.Degrees, want.Degrees) {
+		t.Fatalf("CN %d: [%d, %d) degrees %v; OpenShareWith's [%d, %d) %v", k, got.Lo, got.Hi, got.Degrees, want.Lo, want.Hi, want.Degrees)
+	}
+	if !reflect.DeepEqual(got.Graph, want.Graph) {
+		t.Fatalf("CN %d: the rows differ from OpenShareWith's", k)
+	}
+	if (got.In == got.Graph) != (want.In == want.Graph) || !reflect.DeepEqual(got.In, want.In) {
+		t.Fatalf("CN %d: the in-rows differ from OpenShareWith's", k)
+	}
+}
+
+func writeGz(t *testing.T, path, s string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := gzip.NewWriter(f)
+	if _, err := zw.Write([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A bad line in any CN's range is reported by every rank with its line
+// number in the whole file, the first bad line when there are several.
+func TestStagedBadLine(t *testing.T) {
+	var b strings.Builder
+	for i := range 2000 {
+		switch i {
+		case 1500:
+			b.WriteString("12 x\n")
+		case 1700:
+			b.WriteString("1 2 3\n")
+		default:
+			fmt.Fprintf(&b, "%d %d\n", i, (i*31)%2000)
+		}
+	}
+	p := filepath.Join(t.TempDir(), "bad.el")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := p + ":1501: expected a non-negative integer destination vertex id"
+	for _, cns := range []int{1, 2, 3, 4, 7} {
+		_, _, err := stagedShares(t, p, Options{Workers: 2}, ShareOptions{}, cns, 2, false, splitConfig(uint64(cns), b.Len()))
+		if err == nil || !IsInputError(err) || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%d CNs: %v; want an input error containing %q", cns, err, want)
+		}
+	}
+}
+
+// A missing file fails every rank, with the same steps on the MNs.
+func TestStagedMissingFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "none.el")
+	_, _, err := stagedShares(t, p, Options{}, ShareOptions{}, 3, 2, false, nil)
+	if err == nil || !strings.Contains(err.Error(), "none.el") {
+		t.Fatalf("%v; want an error naming none.el", err)
+	}
+}
+
+// The byte ranges of the CNs cover a file exactly, each starting at a
+// line, whatever the number of CNs.
+func TestRangeOf(t *testing.T) {
+	for _, data := range []string{"", "1 2\n", "1 2\n3 4\n5 6\n", "10 20\n30 40", "\n\n\n1 2\n\n", "123456789 1\n2 3\n"} {
+		for cns := 1; cns <= 8; cns++ {
+			f := strings.NewReader(data)
+			end := int64(0)
+			for c := range cns {
+				a, b, err := rangeOf(f, int64(len(data)), c, cns)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a != end || b < a || (a > 0 && a < int64(len(data)) && data[a-1] != '\n') {
+					t.Fatalf("%q, %d CNs: CN %d has [%d, %d) after %d", data, cns, c, a, b, end)
+				}
+				end = b
+			}
+			if end != int64(len(data)) {
+				t.Fatalf("%q, %d CNs: the ranges end at %d", data, cns, end)
+			}
+		}
+	}
+}
+
+// A staged read of any text edge list, by any number of CNs, with any
+// options, gives every CN the whole graph's rows of its chunk (and the
+// transpose's, asked for them), or fails on every rank with the error
+// the serial whole-graph reader gives, line number included.
+func FuzzStaged(f *testing.F) {
+	f.Add(byte(0), uint8(2), uint64(0), []byte("1 2\n2 1\n2 2\n2 3\n3 2\n"))
+	f.Add(byte(2), uint8(3), uint64(1), []byte("1 2 0.5\n2 1 0.25\n1 2 0.25\n2 1 0.5\n1 1 2\n"))
+	f.Add(byte(1), uint8(4), uint64(2), []byte("# c\n10 20\n20 30\n30 10\n40 50\n50 40\n4294967296 10\n"))
+	f.Add(byte(0), uint8(3), uint64(3), []byte("1 2\n2 3\n3 x\n4 5\n5 y\n"))
+	f.Add(byte(2), uint8(2), uint64(4+9), []byte("1 2 0.5\n2 1 3\n1 2 0.25\n2 2 1\n3 1 1\n"))
+	f.Add(byte(0x11), uint8(5), uint64(5), []byte("1 1\n1 2\n2 2\n\n3 1\n"))
+	f.Fuzz(func(t *testing.T, sel byte, cns uint8, split uint64, data []byte) {
+		name := []string{"g.txt", "g.el", "g.wel", "g.txt"}[sel%4]
+		o := fuzzOpts
+		o.Undirected = sel&4 != 0
+		o.Weighted = sel&8 != 0
+		o.SelfLoops = LoopPolicy(sel >> 4 & 1)
+		o.Duplicates = DupPolicy(sel >> 5 & 1)
+		o.AllowNegativeWeights = sel&64 != 0
+		p := filepath.Join(t.TempDir(), name)
+		if sel%4 == 3 {
+			p += ".gz"
+			writeGz(t, p, string(data))
+		} else if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		full, _, ferr := open(p, serialOpts(o), carefulConfig())
+		o.Workers = 1 + int(split%3)
+		o.KeepBytes = []int64{0, -1, 40}[split/3%3]
+		so := ShareOptions{In: sel&128 == 0}
+		if split/9%2 == 1 {
+			so.RowBytes, so.Align = int64(1+split/18%64), uint32(1+split/1152%4)
+		}
+		n := 1 + int(cns%6)
+		shares, _, serr := stagedShares(t, p, o, so, n, 1+int(cns/6%2), split/2%2 == 1, splitConfig(split, len(data)))
+		if (ferr == nil) != (serr == nil) {
+			t.Fatalf("whole graph: %v; staged: %v", ferr, serr)
+		}
+		if ferr != nil {
+			if IsInputError(ferr) && ferr.Error() != serr.Error() {
+				t.Fatalf("whole graph: %v; staged: %v", ferr, serr)
+			}
+			return
+		}
+		tr := transpose(full)
+		for k, sh := range shares {
+			if sh.Windowed() {
+				var sweeps [2]*Share
+				for i := range sweeps {
+					if sweeps[i], serr = assemble(sh); serr != nil {
+						t.Fatal(serr)
+					}
+				}
+				if !reflect.DeepEqual(sweeps[0], sweeps[1]) {
+					t.Fatal("two sweeps of the windows disagree")
+				}
+				sh.Free()
+				sh = sweeps[0]
+			}
+			g := sh.Graph
+			checkCSR(t, g)
+			if g.N != full.N || (g.Weights == nil) != (full.Weights == nil) || !slices.Equal(g.IDs, full.IDs) {
+				t.Fatalf("CN %d: N %d weighted %v; whole graph %d %v", k, g.N, g.Weights != nil, full.N, full.Weights != nil)
+			}
+			for v := range full.N {
+				var want []uint32
+				var wantW, gotW []float64
+				if v >= sh.Lo && v < sh.Hi {
+					want = full.Neighbors(v)
+					if full.Weights != nil {
+						wantW, gotW = full.Weights[full.Offsets[v]:full.Offsets[v+1]], g.Weights[g.Offsets[v]:g.Offsets[v+1]]
+					}
+				}
+				if !slices.Equal(g.Neighbors(v), want) || !slices.Equal(gotW, wantW) {
+					t.Fatalf("CN %d vertex %d: %v %v, whole graph %v %v", k, v, g.Neighbors(v), gotW, want, wantW)
+				}
+			}
+			if sel&128 == 0 {
+				checkIn(t, sh, full, tr)
+			}
+			sh.Free()
+		}
+	})
+}

@@ -1,0 +1,133 @@
+package job
+
+import (
+	"github.com/pkg/errors"
+
+	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/spmd"
+	"github.com/dmg-hpc/dmg/verbs"
+)
+
+// stage is csr.Stage over the job: its steps are all-gathers over the
+// world (MPI: a few bytes per CN, never edges), its staging memory a
+// network of its own, opened for the read and closed once the shares are
+// loaded, whose pools the MNs hold besides the store's.
+type stage struct {
+	w    *spmd.World
+	open func(verbs.Config) (verbs.Network, error)
+	net  verbs.Network
+	eps  chan verbs.Endpoint
+	all  []verbs.Endpoint
+	// bytes is the staging memory's size (Open).
+	bytes uint64
+}
+
+// stageUnit is the striping of the staging memory: its bytes go to the
+// MNs in turn, stageUnit at a time, so every CN's region spreads over
+// every MN.
+const stageUnit = 1 << 20
+
+// stageEndpoints is how many endpoints a CN stages through at once.
+const stageEndpoints = 2
+
+func (s *stage) Step(err error, payload []byte) ([][]byte, error) {
+	msg := append([]byte{0}, payload...)
+	if err != nil {
+		msg = append([]byte{1}, err.Error()...)
+	}
+	all, cerr := s.w.Comm.AllGather(msg)
+	if cerr != nil {
+		return nil, errors.Wrap(cerr, "job: a step of the staged read")
+	}
+	for r, m := range all {
+		if len(m) > 0 && m[0] == 1 {
+			if r == s.w.Rank() {
+				return nil, err
+			}
+			role, i := s.w.Roles.Of(r)
+			return nil, errors.Errorf("job: rank %d (%s %d) failed: %s", r, role, i, m[1:])
+		}
+	}
+	out := make([][]byte, s.w.Roles.CN)
+	for c := range out {
+		out[c] = all[s.w.Roles.RankOf(spmd.CN, c)][1:]
+	}
+	return out, nil
+}
+
+func (s *stage) Open(bytes uint64) (csr.Staging, error) {
+	m := uint64(s.w.Roles.MN)
+	units := (bytes + stageUnit - 1) / stageUnit
+	pool := uint64(0)
+	if s.w.Role == spmd.MN {
+		pool = (units + m - 1) / m * stageUnit
+	}
+	net, err := s.open(verbs.Config{PoolBytes: pool})
+	if err != nil {
+		return nil, err
+	}
+	s.net, s.bytes = net, bytes
+	if s.w.Role != spmd.CN {
+		return s, nil
+	}
+	s.eps = make(chan verbs.Endpoint, stageEndpoints)
+	for range stageEndpoints {
+		ep, err := net.NewEndpoint()
+		if err != nil {
+			return nil, err
+		}
+		s.all = append(s.all, ep)
+		s.eps <- ep
+	}
+	return s, nil
+}
+
+// each calls f for the pieces of [off, off+n) on the MNs, in order: at
+// is where a piece is, [a, b) which bytes of the n.
+func (s *stage) each(off uint64, n int, f func(at verbs.Addr, a, b int) error) error {
+	m := uint64(s.w.Roles.MN)
+	for done := 0; done < n; {
+		u, in := off/stageUnit, off%stageUnit
+		k := min(n-done, int(stageUnit-in))
+		at, err := verbs.MakeAddr(int(u%m), u/m*stageUnit+in)
+		if err == nil {
+			err = f(at, done, done+k)
+		}
+		if err != nil {
+			return err
+		}
+		off, done = off+uint64(k), done+k
+	}
+	return nil
+}
+
+func (s *stage) Write(off uint64, b []byte) error {
+	ep := <-s.eps
+	defer func() { s.eps <- ep }()
+	if err := s.each(off, len(b), func(at verbs.Addr, x, y int) error { return ep.Write(at, b[x:y]) }); err != nil {
+		return err
+	}
+	return ep.Flush()
+}
+
+func (s *stage) Read(b []byte, off uint64) error {
+	ep := <-s.eps
+	defer func() { s.eps <- ep }()
+	if err := s.each(off, len(b), func(at verbs.Addr, x, y int) error { return ep.Read(b[x:y], at) }); err != nil {
+		return err
+	}
+	return ep.Flush()
+}
+
+// close closes the staging memory (collectively, when it was opened).
+func (s *stage) close() error {
+	if s == nil || s.net == nil {
+		return nil
+	}
+	for _, ep := range s.all {
+		ep.Close()
+	}
+	net := s.net
+	s.net, s.all = nil, nil
+	return net.Close()
+}

@@ -1,0 +1,110 @@
+package launch_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/csr/csrtest"
+	"github.com/dmg-hpc/dmg/spmd/mpitest"
+)
+
+// writeSparseEdges writes kron:scale as a text edge list whose ids are
+// sparse (1000·v+3), with comments, weighted when name ends in .wel.
+func writeSparseEdges(t *testing.T, dir, name string, scale int) string {
+	t.Helper()
+	g, _, err := csr.Open(fmt.Sprintf("kron:%d", scale), csr.Options{Seed: 7, Weighted: strings.HasSuffix(name, ".wel")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	b.WriteString("# sparse ids\n")
+	for v := range g.N {
+		for i, d := range g.Neighbors(v) {
+			fmt.Fprintf(&b, "%d %d", 1000*uint64(v)+3, 1000*uint64(d)+3)
+			if g.Weights != nil {
+				fmt.Fprintf(&b, " %g", g.Weights[g.Offsets[v]+uint64(i)])
+			}
+			b.WriteByte('\n')
+		}
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A text edge list read staged (every CN its byte range, the edges
+// meeting their owners in DM) gives exactly the results of every CN
+// reading the whole file (--no-stage), over shm and tcp, for several
+// role counts, and the serial verifier accepts them.
+func TestStagedRead(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mpirun integration test")
+	}
+	dir := t.TempDir()
+	el := writeSparseEdges(t, dir, "g.el", 12)
+	wel := writeSparseEdges(t, dir, "g.wel", 12)
+	for _, c := range []struct {
+		roles, fabric string
+		np            int
+	}{{"cn:2,mn:1", "shm", 3}, {"cn:3,mn:2", "tcp", 5}} {
+		for _, a := range []string{"bfs", "pagerank", "wcc", "sssp"} {
+			t.Run(c.roles+"/"+c.fabric+"/"+a, func(t *testing.T) {
+				graph := el
+				if a == "sssp" {
+					graph = wel
+				}
+				var outs [2][]byte
+				for i, flags := range [][]string{{"--verify"}, {"--no-stage"}} {
+					out, js := filepath.Join(dir, fmt.Sprintf("%s-%d.out", a, i)), filepath.Join(dir, fmt.Sprintf("%s-%d.json", a, i))
+					args := append([]string{"--roles", c.roles, "--json", js, "run", "--fabric", c.fabric, "--algo", a, "--graph", graph, "--out", out}, flags...)
+					res := mpitest.Exec(t, c.np, nil, dmgBin(t), args...)
+					if res.ExitCode != 0 {
+						t.Fatalf("%v: exit %d\n%s%s", flags, res.ExitCode, res.Stdout, res.Stderr)
+					}
+					var rep struct {
+						Staged uint64 `json:"load_staged_bytes"`
+					}
+					if err := readJSON(js, &rep); err != nil {
+						t.Fatal(err)
+					}
+					if (rep.Staged > 0) != (i == 0) {
+						t.Fatalf("%v: %d bytes staged", flags, rep.Staged)
+					}
+					if i == 0 && !strings.Contains(res.Stdout, "verified: the serial verifier accepts the result") {
+						t.Fatalf("no verification line:\n%s", res.Stdout)
+					}
+					var err error
+					if outs[i], err = os.ReadFile(out); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if !bytes.Equal(outs[0], outs[1]) {
+					t.Fatal("the staged read gives other results than every CN reading the whole file")
+				}
+			})
+		}
+	}
+}
+
+// A gzipped SNAP graph, which cannot be cut, is parsed by CN 0 alone and
+// staged to the others: the results pass the serial verifier.
+func TestStagedGzip(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mpirun integration test")
+	}
+	gz := filepath.Join(csrtest.DataDir(t), "snap", "p2p-Gnutella08.txt.gz")
+	res := mpitest.Exec(t, 4, nil, dmgBin(t), "--roles", "cn:3,mn:1", "run", "--algo", "wcc", "--graph", gz, "--verify")
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d\n%s%s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	if !strings.Contains(res.Stdout, "staged through") || !strings.Contains(res.Stdout, "verified: the serial verifier accepts the result") {
+		t.Fatalf("not staged, or not verified:\n%s", res.Stdout)
+	}
+}
