@@ -72,6 +72,25 @@
 // differ builds its in-rows in the second pass, and one whose degrees
 // agree but whose edges do not pays a third pass.
 //
+// # Staged reads
+//
+// With several compute nodes, a text edge list (SNAP, .el, .wel) is read
+// staged (staged.go, OpenStaged): each CN parses only its byte range of
+// the file, cut at line starts (a gzipped file, which cannot be cut, is
+// parsed by CN 0 alone), and what the CNs parsed meets through staging
+// memory in DM that the job provides (Stage: collective steps, and a
+// linear space of bytes on the memory nodes, which take the steps with
+// ServeStaged). The ids meet as bitmaps (ORed) or sorted lists (merged),
+// so every CN makes the same id map; the degree counts are summed a slice
+// per CN; the cut is made from the sums; each CN sends every edge to the
+// region of its source's chunk, and of its destination's when in-rows or
+// an undirected graph need it, while those of its own chunk stay in its
+// kept edges. The share's passes then read its chunk's region (and its own
+// kept edges): its windows too, without parsing the text again. A bad
+// line names its line in the whole file (the lines of the ranges before
+// it added) on every rank. FuzzStaged compares staged shares, for 1 to 6
+// CNs and every option, with the serial whole-graph reader.
+//
 // # Text inputs
 //
 // The text readers (SNAP and .el/.wel edge lists, Graphalytics .v and .e

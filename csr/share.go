@@ -138,6 +138,10 @@ type ShareOptions struct {
 	// and Share.Windows builds them a window of vertices at a time,
 	// each window in a pass over the input of its own.
 	RowBytes int64
+	// Progress, if set, is told how many bytes of its input this CN has
+	// parsed, of how many, as OpenProgress's callback is (OpenStaged:
+	// its byte range, on its first parse).
+	Progress func(done, total int64)
 	// Align is the granularity of the windows (default 1024): every
 	// window starts at Lo plus a multiple of it, as the layout's loading
 	// batches do (LayoutConfig.BatchVertices), so that a window holds

@@ -235,9 +235,13 @@ func (in *stagedInput) parse(mode int, use func(p *parsedEdges)) (int64, error) 
 	if in.a >= in.b && !in.gz {
 		return 0, nil
 	}
+	rc := in.rc
+	if mode == denseEdges && rc != nil && rc.progress != nil { // a later parse: the bar is done
+		rc = &readConfig{careful: rc.careful, blockBytes: rc.blockBytes}
+	}
 	var r io.Reader
 	if in.gz {
-		f, err := openFile(in.path, in.rc)
+		f, err := openFile(in.path, rc)
 		if err != nil {
 			return 0, err
 		}
@@ -250,11 +254,11 @@ func (in *stagedInput) parse(mode int, use func(p *parsedEdges)) (int64, error) 
 		}
 		defer f.Close()
 		r = io.NewSectionReader(f, in.a, in.b-in.a)
-		if in.rc != nil && in.rc.progress != nil {
-			r = &countingReader{r: r, p: in.rc.progress}
+		if rc != nil && rc.progress != nil {
+			r = &countingReader{r: r, p: rc.progress}
 		}
 	}
-	return parseText(r, in.path, in.o.Workers, in.rc, edgeParser(in.lines, mode, in.m), func(p parsedEdges, line0 int64) error {
+	return parseText(r, in.path, in.o.Workers, rc, edgeParser(in.lines, mode, in.m), func(p parsedEdges, line0 int64) error {
 		use(&p)
 		return p.err(in.path, line0)
 	})
@@ -311,6 +315,9 @@ func openStaged(spec string, opts Options, so ShareOptions, cut func(deg []uint6
 	o := opts
 	err := o.Validate()
 	o.EnsureDefaults()
+	if so.Progress != nil && rc == nil {
+		rc = &readConfig{progress: &progressCounter{report: so.Progress}}
+	}
 	in := &stagedInput{o: &o, rc: rc}
 	ids := &idSet{workers: o.Workers}
 	undirected := o.Undirected
@@ -451,6 +458,9 @@ func (in *stagedInput) first(spec string, cn, cns int, ids *idSet, r *stageRange
 	f.Close()
 	if err != nil {
 		return errors.Wrapf(err, "csr: %s", path)
+	}
+	if rc := in.rc; rc != nil && rc.progress != nil {
+		rc.progress.total.Add(in.b - in.a)
 	}
 	in.kept = newKeptEdges(in.o.keepBytes())
 	dropLoops := in.o.SelfLoops == DropSelfLoops

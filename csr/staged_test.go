@@ -425,3 +425,54 @@ func FuzzStaged(f *testing.F) {
 		}
 	})
 }
+
+// Each CN's progress counts its own byte range: the totals add up to
+// the file, and every CN ends done.
+func TestStagedProgress(t *testing.T) {
+	var b strings.Builder
+	for i := range 5000 {
+		fmt.Fprintf(&b, "%d %d\n", i, (i*17)%5000)
+	}
+	p := filepath.Join(t.TempDir(), "g.el")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const cns = 3
+	var mu sync.Mutex
+	done, total := make([]int64, cns), make([]int64, cns)
+	st := newMemStage(cns, 1)
+	var wg sync.WaitGroup
+	errs := make([]error, cns+1)
+	for r := range cns + 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r == cns {
+				errs[r] = ServeStaged(st.rank(r))
+				return
+			}
+			so := ShareOptions{Progress: func(d, tot int64) {
+				mu.Lock()
+				done[r], total[r] = d, tot
+				mu.Unlock()
+			}}
+			var sh *Share
+			sh, _, errs[r] = OpenStaged(p, Options{}, so, evenCut(cns, false), st.rank(r), r, cns)
+			sh.Free()
+		}()
+	}
+	wg.Wait()
+	var sum int64
+	for r := range cns {
+		if errs[r] != nil {
+			t.Fatal(errs[r])
+		}
+		if done[r] != total[r] || total[r] == 0 {
+			t.Fatalf("CN %d: %d of %d bytes", r, done[r], total[r])
+		}
+		sum += total[r]
+	}
+	if sum != int64(b.Len()) {
+		t.Fatalf("the CNs' totals add up to %d bytes of %d", sum, b.Len())
+	}
+}

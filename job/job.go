@@ -54,6 +54,9 @@ type Config struct {
 	RowBytes int64
 	// LoadProgress, if set, is called as this CN loads its chunk.
 	LoadProgress func(csr.LoadProgress)
+	// ReadProgress, if set, is told how many bytes of its range of the
+	// input this CN has parsed, of how many (staged reads).
+	ReadProgress func(done, total int64)
 	// Phase, if set, is told the name of each phase as it starts (for a
 	// rank that is interrupted to say where).
 	Phase func(name string)
@@ -711,7 +714,7 @@ func prepare(cfg *Config, alg algo.Algorithm, wantIn bool, out *Outcome, w *spmd
 		}
 		return chunks[w.Index], chunks[w.Index+1], nil
 	}
-	so := csr.ShareOptions{In: wantIn, RowBytes: cfg.RowBytes, Align: uint32(cfg.Layout.BatchVertices)}
+	so := csr.ShareOptions{In: wantIn, RowBytes: cfg.RowBytes, Align: uint32(cfg.Layout.BatchVertices), Progress: cfg.ReadProgress}
 	var sh *csr.Share
 	var meta *csr.Meta
 	var err error

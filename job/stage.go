@@ -27,8 +27,10 @@ type stage struct {
 // every MN.
 const stageUnit = 1 << 20
 
-// stageEndpoints is how many endpoints a CN stages through at once.
-const stageEndpoints = 2
+// stageEndpoints is how many endpoints a CN stages through: one, as
+// csr's staged read writes and reads from one goroutine at a time (and
+// an endpoint costs 40-80 ms to open on shm here).
+const stageEndpoints = 1
 
 func (s *stage) Step(err error, payload []byte) ([][]byte, error) {
 	msg := append([]byte{0}, payload...)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/dmg-hpc/dmg/csr"
 	"github.com/dmg-hpc/dmg/job"
@@ -75,6 +76,21 @@ func loadProgress(j *Job) func(csr.LoadProgress) {
 				progressbar.OptionThrottle(100e6), progressbar.OptionClearOnFinish())
 		}
 		bar.Set64(int64(p.Bytes))
+	}
+}
+
+// readProgress draws a progress bar for CN 0's parse of its range of a
+// text edge list (a staged read) when stderr is a terminal.
+func readProgress(j *Job, graph string) func(done, total int64) {
+	if !j.IsRoot() {
+		return nil
+	}
+	bar := newReadBar(os.Stderr, graph+" (CN 0's range)", time.Now(), false)
+	return func(done, total int64) {
+		bar.update(done, total)
+		if done >= total {
+			bar.finish()
+		}
 	}
 }
 

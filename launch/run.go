@@ -179,7 +179,7 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 	if r.entrySize != 16 && r.entrySize != 32 && r.entrySize != 64 {
 		return cfg, BadInputf("launch: --entry-size %d; expected 16, 32 or 64", r.entrySize)
 	}
-	cfg.LoadProgress = loadProgress(j)
+	cfg.LoadProgress, cfg.ReadProgress = loadProgress(j), readProgress(j, r.graph)
 	if !j.Opts.Local && r.peerTimeout > 0 { // in one process a peer cannot freeze alone
 		cfg.PeerTimeout, cfg.Stalled = r.peerTimeout, j.stalled
 		j.watch = j.watchStopped(r.peerTimeout)
