@@ -127,7 +127,7 @@ func evenCut(cns int, lopsided bool) func(deg []uint64) ([]uint32, error) {
 // stagedShares reads spec staged by cns CNs (and mns MNs serving) and
 // returns every CN's share, or the error of CN 0 after checking that
 // every rank failed alike.
-func stagedShares(t *testing.T, spec string, o Options, so ShareOptions, cns, mns int, lopsided bool, rc *readConfig) ([]*Share, []*Meta, error) {
+func stagedShares(t *testing.T, spec string, o Options, so ShareOptions, cns, mns int, lopsided bool, rc func(cn int) *readConfig) ([]*Share, []*Meta, error) {
 	t.Helper()
 	st := newMemStage(cns, mns)
 	shares, metas, errs := make([]*Share, cns), make([]*Meta, cns), make([]error, cns+mns)
@@ -140,7 +140,11 @@ func stagedShares(t *testing.T, spec string, o Options, so ShareOptions, cns, mn
 				errs[r] = ServeStaged(st.rank(r))
 				return
 			}
-			shares[r], metas[r], errs[r] = openStaged(spec, o, so, evenCut(cns, lopsided), st.rank(r), r, cns, rc)
+			var cfg *readConfig // each CN its own (a config's cuts are not safe for concurrent use)
+			if rc != nil {
+				cfg = rc(r)
+			}
+			shares[r], metas[r], errs[r] = openStaged(spec, o, so, evenCut(cns, lopsided), st.rank(r), r, cns, cfg)
 		}()
 	}
 	wg.Wait()
@@ -301,7 +305,7 @@ func TestStagedBadLine(t *testing.T) {
 	}
 	want := p + ":1501: expected a non-negative integer destination vertex id"
 	for _, cns := range []int{1, 2, 3, 4, 7} {
-		_, _, err := stagedShares(t, p, Options{Workers: 2}, ShareOptions{}, cns, 2, false, splitConfig(uint64(cns), b.Len()))
+		_, _, err := stagedShares(t, p, Options{Workers: 2}, ShareOptions{}, cns, 2, false, func(cn int) *readConfig { return splitConfig(uint64(cns+cn), b.Len()) })
 		if err == nil || !IsInputError(err) || !strings.Contains(err.Error(), want) {
 			t.Fatalf("%d CNs: %v; want an input error containing %q", cns, err, want)
 		}
@@ -375,7 +379,7 @@ func FuzzStaged(f *testing.F) {
 			so.RowBytes, so.Align = int64(1+split/18%64), uint32(1+split/1152%4)
 		}
 		n := 1 + int(cns%6)
-		shares, _, serr := stagedShares(t, p, o, so, n, 1+int(cns/6%2), split/2%2 == 1, splitConfig(split, len(data)))
+		shares, _, serr := stagedShares(t, p, o, so, n, 1+int(cns/6%2), split/2%2 == 1, func(cn int) *readConfig { return splitConfig(split+uint64(cn), len(data)) })
 		if (ferr == nil) != (serr == nil) {
 			t.Fatalf("whole graph: %v; staged: %v", ferr, serr)
 		}

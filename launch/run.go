@@ -233,6 +233,11 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 		}
 		return nil
 	}
+	if r.cxlDev != "" {
+		// The devices are the MNs' only memory: a staging network
+		// would map the same bytes as the store's.
+		cfg.NoStage = true
+	}
 	cfg.Open = func(c verbs.Config) (verbs.Network, error) {
 		c.Timeout, c.Provider = r.timeout, r.fabric
 		if err := poolPlace(&c, r.cxlDir, r.cxlDev); err != nil {
