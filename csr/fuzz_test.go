@@ -276,44 +276,20 @@ func FuzzShare(f *testing.F) {
 	f.Add(byte(4), uint8(0), uint8(5), uint64(10+18*3+1152), []byte("1 2\n2 3\n3 4\n4 1\n1 3\n"))
 	f.Fuzz(func(t *testing.T, sel byte, a, b uint8, split uint64, data []byte) {
 		name := []string{"g.txt", "g.el", "g.wel", "g.mtx"}[sel%4]
-		o := fuzzOpts
-		o.Undirected = sel&4 != 0
-		o.Weighted = sel&8 != 0
-		o.SelfLoops = LoopPolicy(sel >> 4 & 1)
-		o.Duplicates = DupPolicy(sel >> 5 & 1)
-		o.AllowNegativeWeights = sel&64 != 0
 		p := filepath.Join(t.TempDir(), name)
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		// The whole graph read by the careful serial reader; the share in
 		// parallel blocks cut anywhere.
+		o, so := fuzzOptions(sel, split)
 		full, _, ferr := open(p, serialOpts(o), carefulConfig())
-		o.Workers = 1 + int(split%3)
-		// The text passes from the kept edges, from the text, or from the
-		// text after a budget the edges overflow.
-		o.KeepBytes = []int64{0, -1, 40}[split/3%3]
-		// The rows built whole, or in windows of a few vertices and
-		// bytes (assembled from two sweeps, which must agree).
-		so := ShareOptions{In: sel&128 == 0}
-		if split/9%2 == 1 {
-			so.RowBytes, so.Align = int64(1+split/18%64), uint32(1+split/1152%4)
-		}
 		sh, _, serr := openShare(p, o, so, func(deg []uint64) (uint32, uint32, error) {
 			n := uint32(len(deg))
 			return min(uint32(a), uint32(b), n), min(max(uint32(a), uint32(b)), n), nil
 		}, splitConfig(split, len(data)))
-		if serr == nil && sh.Windowed() {
-			var sweeps [2]*Share
-			for i := range sweeps {
-				if sweeps[i], serr = assemble(sh); serr != nil {
-					break
-				}
-			}
-			if serr == nil && !reflect.DeepEqual(sweeps[0], sweeps[1]) {
-				t.Fatal("two sweeps of the windows disagree")
-			}
-			sh = sweeps[0]
+		if serr == nil {
+			sh, serr = sweptWhole(t, sh)
 		}
 		if (ferr == nil) != (serr == nil) {
 			t.Fatalf("whole graph: %v; share: %v", ferr, serr)
@@ -321,24 +297,7 @@ func FuzzShare(f *testing.F) {
 		if ferr != nil {
 			return
 		}
-		g := sh.Graph
-		checkCSR(t, g)
-		if g.N != full.N || (g.Weights == nil) != (full.Weights == nil) {
-			t.Fatalf("share: N %d weighted %v; whole graph %d %v", g.N, g.Weights != nil, full.N, full.Weights != nil)
-		}
-		for v := range full.N {
-			var want []uint32
-			var wantW, gotW []float64
-			if v >= sh.Lo && v < sh.Hi {
-				want = full.Neighbors(v)
-				if full.Weights != nil {
-					wantW, gotW = full.Weights[full.Offsets[v]:full.Offsets[v+1]], g.Weights[g.Offsets[v]:g.Offsets[v+1]]
-				}
-			}
-			if !slices.Equal(g.Neighbors(v), want) || !slices.Equal(gotW, wantW) {
-				t.Fatalf("vertex %d: share %v %v, whole graph %v %v", v, g.Neighbors(v), gotW, want, wantW)
-			}
-		}
+		checkShareRows(t, sh, full)
 		if sel&128 != 0 {
 			if sh.In != nil {
 				t.Fatal("in-edges nobody asked for")
@@ -347,6 +306,71 @@ func FuzzShare(f *testing.F) {
 		}
 		checkIn(t, sh, full, transpose(full))
 	})
+}
+
+// fuzzOptions are a share fuzzer's options: the policies from sel, and
+// from split the workers, whether the text passes read the kept edges,
+// the text, or the text after a budget the edges overflow, and whether
+// the rows are built whole or in windows of a few vertices and bytes
+// (assembled from two sweeps, which must agree: sweptWhole).
+func fuzzOptions(sel byte, split uint64) (Options, ShareOptions) {
+	o := fuzzOpts
+	o.Undirected = sel&4 != 0
+	o.Weighted = sel&8 != 0
+	o.SelfLoops = LoopPolicy(sel >> 4 & 1)
+	o.Duplicates = DupPolicy(sel >> 5 & 1)
+	o.AllowNegativeWeights = sel&64 != 0
+	o.Workers = 1 + int(split%3)
+	o.KeepBytes = []int64{0, -1, 40}[split/3%3]
+	so := ShareOptions{In: sel&128 == 0}
+	if split/9%2 == 1 {
+		so.RowBytes, so.Align = int64(1+split/18%64), uint32(1+split/1152%4)
+	}
+	return o, so
+}
+
+// sweptWhole is sh with the rows of its windows assembled (assemble),
+// from two sweeps that must agree; a share built whole is itself.
+func sweptWhole(t *testing.T, sh *Share) (*Share, error) {
+	t.Helper()
+	if !sh.Windowed() {
+		return sh, nil
+	}
+	var sweeps [2]*Share
+	for i := range sweeps {
+		var err error
+		if sweeps[i], err = assemble(sh); err != nil {
+			return nil, err
+		}
+	}
+	if !reflect.DeepEqual(sweeps[0], sweeps[1]) {
+		t.Fatal("two sweeps of the windows disagree")
+	}
+	return sweeps[0], nil
+}
+
+// checkShareRows fails unless sh has the vertices of full and exactly its
+// rows of [Lo, Hi), weights included, and no others.
+func checkShareRows(t *testing.T, sh *Share, full *Graph) {
+	t.Helper()
+	g := sh.Graph
+	checkCSR(t, g)
+	if g.N != full.N || (g.Weights == nil) != (full.Weights == nil) || !slices.Equal(g.IDs, full.IDs) {
+		t.Fatalf("share: N %d weighted %v ids %d; whole graph %d %v %d", g.N, g.Weights != nil, len(g.IDs), full.N, full.Weights != nil, len(full.IDs))
+	}
+	for v := range full.N {
+		var want []uint32
+		var wantW, gotW []float64
+		if v >= sh.Lo && v < sh.Hi {
+			want = full.Neighbors(v)
+			if full.Weights != nil {
+				wantW, gotW = full.Weights[full.Offsets[v]:full.Offsets[v+1]], g.Weights[g.Offsets[v]:g.Offsets[v+1]]
+			}
+		}
+		if !slices.Equal(g.Neighbors(v), want) || !slices.Equal(gotW, wantW) {
+			t.Fatalf("share [%d, %d) vertex %d: %v %v, whole graph %v %v", sh.Lo, sh.Hi, v, g.Neighbors(v), gotW, want, wantW)
+		}
+	}
 }
 
 // assemble sweeps a windowed share's windows and returns the share as

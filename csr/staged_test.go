@@ -358,12 +358,7 @@ func FuzzStaged(f *testing.F) {
 	f.Add(byte(0x11), uint8(5), uint64(5), []byte("1 1\n1 2\n2 2\n\n3 1\n"))
 	f.Fuzz(func(t *testing.T, sel byte, cns uint8, split uint64, data []byte) {
 		name := []string{"g.txt", "g.el", "g.wel", "g.txt"}[sel%4]
-		o := fuzzOpts
-		o.Undirected = sel&4 != 0
-		o.Weighted = sel&8 != 0
-		o.SelfLoops = LoopPolicy(sel >> 4 & 1)
-		o.Duplicates = DupPolicy(sel >> 5 & 1)
-		o.AllowNegativeWeights = sel&64 != 0
+		o, so := fuzzOptions(sel, split)
 		p := filepath.Join(t.TempDir(), name)
 		if sel%4 == 3 {
 			p += ".gz"
@@ -372,12 +367,6 @@ func FuzzStaged(f *testing.F) {
 			t.Fatal(err)
 		}
 		full, _, ferr := open(p, serialOpts(o), carefulConfig())
-		o.Workers = 1 + int(split%3)
-		o.KeepBytes = []int64{0, -1, 40}[split/3%3]
-		so := ShareOptions{In: sel&128 == 0}
-		if split/9%2 == 1 {
-			so.RowBytes, so.Align = int64(1+split/18%64), uint32(1+split/1152%4)
-		}
 		n := 1 + int(cns%6)
 		shares, _, serr := stagedShares(t, p, o, so, n, 1+int(cns/6%2), split/2%2 == 1, func(cn int) *readConfig { return splitConfig(split+uint64(cn), len(data)) })
 		if (ferr == nil) != (serr == nil) {
@@ -390,42 +379,17 @@ func FuzzStaged(f *testing.F) {
 			return
 		}
 		tr := transpose(full)
-		for k, sh := range shares {
-			if sh.Windowed() {
-				var sweeps [2]*Share
-				for i := range sweeps {
-					if sweeps[i], serr = assemble(sh); serr != nil {
-						t.Fatal(serr)
-					}
-				}
-				if !reflect.DeepEqual(sweeps[0], sweeps[1]) {
-					t.Fatal("two sweeps of the windows disagree")
-				}
-				sh.Free()
-				sh = sweeps[0]
+		for _, sh := range shares {
+			whole, err := sweptWhole(t, sh)
+			if err != nil {
+				t.Fatal(err)
 			}
-			g := sh.Graph
-			checkCSR(t, g)
-			if g.N != full.N || (g.Weights == nil) != (full.Weights == nil) || !slices.Equal(g.IDs, full.IDs) {
-				t.Fatalf("CN %d: N %d weighted %v; whole graph %d %v", k, g.N, g.Weights != nil, full.N, full.Weights != nil)
-			}
-			for v := range full.N {
-				var want []uint32
-				var wantW, gotW []float64
-				if v >= sh.Lo && v < sh.Hi {
-					want = full.Neighbors(v)
-					if full.Weights != nil {
-						wantW, gotW = full.Weights[full.Offsets[v]:full.Offsets[v+1]], g.Weights[g.Offsets[v]:g.Offsets[v+1]]
-					}
-				}
-				if !slices.Equal(g.Neighbors(v), want) || !slices.Equal(gotW, wantW) {
-					t.Fatalf("CN %d vertex %d: %v %v, whole graph %v %v", k, v, g.Neighbors(v), gotW, want, wantW)
-				}
-			}
+			checkShareRows(t, whole, full)
+			sh.Free()
+			sh = whole
 			if sel&128 == 0 {
 				checkIn(t, sh, full, tr)
 			}
-			sh.Free()
 		}
 	})
 }
