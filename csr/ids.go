@@ -123,6 +123,14 @@ type idSet struct {
 func (s *idSet) add32(ids []uint32, maxID uint64) { addIDs(s, ids, maxID) }
 func (s *idSet) add64(ids []uint64, maxID uint64) { addIDs(s, ids, maxID) }
 
+// addBlock adds the ids of both endpoints of a block's edges to s.
+func (s *idSet) addBlock(b *edgeBlock) {
+	s.add32(b.s32, b.maxID)
+	s.add32(b.d32, b.maxID)
+	s.add64(b.s64, b.maxID)
+	s.add64(b.d64, b.maxID)
+}
+
 // addIDs adds ids (all at most maxID) to s.
 func addIDs[T uint32 | uint64](s *idSet, ids []T, maxID uint64) {
 	s.grow(maxID, len(ids))

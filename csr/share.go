@@ -722,10 +722,7 @@ func textPasses(path, format string, o *Options, rc *readConfig) (func(snk sink)
 	kept := newKeptEdges(o.keepBytes())
 	count, err := scan(reuseBlocks, nil, func(p *parsedEdges) uint64 {
 		b := p.blk
-		ids.add32(b.s32, b.maxID)
-		ids.add32(b.d32, b.maxID)
-		ids.add64(b.s64, b.maxID)
-		ids.add64(b.d64, b.maxID)
+		ids.addBlock(b)
 		kept.add(b)
 		return uint64(b.len())
 	})

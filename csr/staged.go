@@ -41,9 +41,10 @@ type Staging interface {
 // the staging memory is open (ServeStaged takes them with the CNs).
 const stagedSteps = 6
 
-// Stageable reports whether OpenStaged reads spec: a text edge list
-// (SNAP, .el, .wel), gzipped or not. Every rank of a job decides alike
-// from spec and opts alone.
+// Stageable reports whether OpenStaged reads spec: a regular file (not a
+// FIFO: it is read in ranges, and more than once) holding a text edge
+// list (SNAP, .el, .wel), gzipped or not. It looks at the file, so one
+// rank decides for the job (the MNs may not see the file).
 func Stageable(spec string, opts Options) bool {
 	if IsGeneratorSpec(spec) {
 		return false
@@ -298,9 +299,11 @@ func (in *stagedInput) send(snk sink) error {
 //  3. Each CN writes its ranges' degree counts; 4. each sums one slice of
 //     every CN's and writes it; every CN reads the sums and cuts the
 //     graph (cut).
-//  5. Each CN counts its edges per owner (the owner of the source, and
-//     of the destination when in-rows or an undirected graph need it),
-//     and 6. writes them to their owners' regions.
+//  5. Each CN says how much room it needs in each chunk's region, from
+//     its own degree counts (an edge goes to the chunk of its source, and
+//     of its destination when in-rows or an undirected graph need it),
+//     and 6. writes its edges there (those of its own chunk stay in its
+//     kept edges, when it kept them) and says how many it wrote.
 //
 // The share then reads its owner's region of the staging memory in every
 // pass its rows take (windows included), so the staging memory must stay
@@ -353,7 +356,7 @@ func openStaged(spec string, opts Options, so ShareOptions, cut func(deg []uint6
 	if err != nil {
 		return nil, nil, err
 	}
-	s := &staged{p: p, mem: mem, st: st, cn: cn, in: in, so: so, spec: spec}
+	s := &staged{p: p, mem: mem, cn: cn, in: in, so: so, spec: spec}
 	// Step 2: the ids.
 	_, err = st.Step(s.writeIDs(ids), nil)
 	if err == nil {
@@ -466,10 +469,7 @@ func (in *stagedInput) first(spec string, cn, cns int, ids *idSet, r *stageRange
 	dropLoops := in.o.SelfLoops == DropSelfLoops
 	lines, err := in.parse(reuseBlocks, func(p *parsedEdges) {
 		b := p.blk
-		ids.add32(b.s32, b.maxID)
-		ids.add32(b.d32, b.maxID)
-		ids.add64(b.s64, b.maxID)
-		ids.add64(b.d64, b.maxID)
+		ids.addBlock(b)
 		in.kept.add(b)
 		if dropLoops {
 			r.Dropped += loops(b.s32, b.d32) + loops(b.s64, b.d64)
@@ -514,7 +514,6 @@ func loops[T uint32 | uint64](s, d []T) uint64 {
 type staged struct {
 	p    *stagePlan
 	mem  Staging
-	st   Stage
 	cn   int
 	in   *stagedInput
 	so   ShareOptions
@@ -600,31 +599,29 @@ func (s *staged) writeIDs(ids *idSet) error {
 // readIDs is step 2's read: every CN's ids, merged into the map.
 func (s *staged) readIDs() error {
 	p := s.p
-	var err error
+	set := &idSet{workers: s.in.o.Workers} // every CN's ids: idSet.idMap makes the map
 	if p.bitmap {
-		bm := make([]uint64, p.words)
+		set.bits = make([]uint64, p.words)
 		for c := range p.cns {
-			if err = s.readWords(bm, p.idBase+8*p.words*uint64(c), func(a, b uint64) uint64 { return a | b }); err != nil {
+			if err := s.readWords(set.bits, p.idBase+8*p.words*uint64(c), func(a, b uint64) uint64 { return a | b }); err != nil {
 				return err
 			}
 		}
-		s.in.m, err = newIDMapBits(s.in.path, bm)
 	} else {
-		all := make([]uint64, p.idOff[p.cns])
-		if err = s.readWords(all, p.idBase, nil); err != nil {
+		set.listMode, set.list = true, make([]uint64, p.idOff[p.cns])
+		if err := s.readWords(set.list, p.idBase, nil); err != nil {
 			return err
 		}
-		parallelSort(all, s.in.o.Workers)
-		all = slices.Compact(all)
-		if uint64(len(all)) > MaxVertices {
-			return fileErr(s.in.path, "more than %d vertices (%d distinct ids); dense ids are 32-bit", uint64(MaxVertices), len(all))
-		}
-		s.in.m = newIDMapSorted(slices.Clip(all))
 	}
-	if err == nil && s.in.kept.ok() {
-		s.in.kept.densify(s.in.m, s.in.o.Workers)
+	m, err := set.idMap(s.in.path)
+	if err != nil {
+		return err
 	}
-	return err
+	s.in.m = m
+	if s.in.kept.ok() {
+		s.in.kept.densify(m, s.in.o.Workers)
+	}
+	return nil
 }
 
 // writeDegrees is step 3: this CN's edges' degree counts, each array
