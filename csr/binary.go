@@ -68,13 +68,6 @@ type BinaryOptions struct {
 // default duplicate policy and no parallel edges in g).
 func WriteBinary(w io.Writer, g *Graph, bo BinaryOptions) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
-	var flags uint32
-	if !g.Directed {
-		flags |= binFlagUndir
-	}
-	if g.IDs != nil {
-		flags |= binFlagIDTable
-	}
 	var wb uint32
 	if g.Weights != nil {
 		wb = 8
@@ -96,7 +89,6 @@ func WriteBinary(w io.Writer, g *Graph, bo BinaryOptions) error {
 	}
 	var props []byte
 	if len(bo.Properties) > 0 {
-		flags |= binFlagProps
 		for _, k := range slices.Sorted(maps.Keys(bo.Properties)) {
 			v := bo.Properties[k]
 			if k == "" || strings.ContainsAny(k, "=:\r\n") || strings.ContainsAny(v, "\r\n") {
@@ -108,43 +100,63 @@ func WriteBinary(w io.Writer, g *Graph, bo BinaryOptions) error {
 			return errors.Errorf("csr: writing binary edge list: %d bytes of properties, more than %d", len(props), binMaxProps)
 		}
 	}
-	var h [binHeaderSize]byte
-	copy(h[:], binMagic)
-	binary.LittleEndian.PutUint32(h[8:], flags)
-	binary.LittleEndian.PutUint32(h[12:], wb)
-	binary.LittleEndian.PutUint64(h[16:], uint64(g.N))
-	binary.LittleEndian.PutUint64(h[24:], m)
-	bw.Write(h[:])
+	if err := writeBinaryHead(bw, g.Directed, int(wb), g.N, m, g.IDs, props); err != nil {
+		return err
+	}
 	var b [16]byte
-	for _, id := range g.IDs {
-		binary.LittleEndian.PutUint64(b[:], id)
-		bw.Write(b[:8])
-	}
-	if props != nil {
-		binary.LittleEndian.PutUint64(b[:], uint64(len(props)))
-		bw.Write(b[:8])
-		bw.Write(props)
-	}
 	for v := uint32(0); v < g.N; v++ {
 		for i := g.Offsets[v]; i < g.Offsets[v+1]; i++ {
 			d := g.Dst[i]
 			if !g.Directed && d < v {
 				continue
 			}
-			binary.LittleEndian.PutUint32(b[0:], v)
-			binary.LittleEndian.PutUint32(b[4:], d)
-			switch wb {
-			case 4:
-				binary.LittleEndian.PutUint32(b[8:], math.Float32bits(float32(g.Weights[i])))
-			case 8:
-				binary.LittleEndian.PutUint64(b[8:], math.Float64bits(g.Weights[i]))
+			x := 0.0
+			if wb > 0 {
+				x = g.Weights[i]
 			}
-			if _, err := bw.Write(b[:8+wb]); err != nil {
+			if _, err := bw.Write(appendRecord(b[:0], v, d, x, int(wb))); err != nil {
 				return errors.Wrap(err, "csr: writing binary edge list")
 			}
 		}
 	}
 	return errors.Wrap(bw.Flush(), "csr: writing binary edge list")
+}
+
+// writeBinaryHead writes a binary edge list's header, its id table (ids,
+// if not nil) and its properties (props, if not nil: their text).
+func writeBinaryHead(w io.Writer, directed bool, wb int, n uint32, m uint64, ids []uint64, props []byte) error {
+	var flags uint32
+	if !directed {
+		flags |= binFlagUndir
+	}
+	if ids != nil {
+		flags |= binFlagIDTable
+	}
+	if props != nil {
+		flags |= binFlagProps
+	}
+	b := make([]byte, binHeaderSize, binHeaderSize+8*min(len(ids), 1<<16))
+	copy(b, binMagic)
+	binary.LittleEndian.PutUint32(b[8:], flags)
+	binary.LittleEndian.PutUint32(b[12:], uint32(wb))
+	binary.LittleEndian.PutUint64(b[16:], uint64(n))
+	binary.LittleEndian.PutUint64(b[24:], m)
+	for len(ids) > 0 {
+		k := min(len(ids), 1<<16)
+		for _, id := range ids[:k] {
+			b = binary.LittleEndian.AppendUint64(b, id)
+		}
+		if _, err := w.Write(b); err != nil {
+			return errors.Wrap(err, "csr: writing binary edge list")
+		}
+		b, ids = b[:0], ids[k:]
+	}
+	if props != nil {
+		b = binary.LittleEndian.AppendUint64(b, uint64(len(props)))
+		b = append(b, props...)
+	}
+	_, err := w.Write(b)
+	return errors.Wrap(err, "csr: writing binary edge list")
 }
 
 // With a sink, the edges go to it (dense ids) and the EdgeList has none.

@@ -118,6 +118,11 @@
 // reader restores. `dmg convert` writes a graph it built keeping every
 // parallel edge (KeepDuplicates), so that reading the .bel gives what
 // reading the input gives: the same graph, ids, degrees and parameters.
+// A text edge list it converts without building the graph
+// (ConvertStaged): the staged read's first two steps collect the ids of
+// each rank's byte range (one rank alone: Solo) and agree on the id map,
+// then every rank writes its range's edges as records on dense ids, in
+// input order, at its offset of the file.
 //
 // # Vertex ids
 //

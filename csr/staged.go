@@ -330,14 +330,7 @@ func openStaged(spec string, opts Options, so ShareOptions, cut func(deg []uint6
 	} else if undirected {
 		r.Arrays = 2
 	}
-	if err == nil {
-		err = in.first(spec, cn, cns, ids, &r)
-	}
-	var payload []byte
-	if err == nil {
-		payload, err = json.Marshal(r)
-	}
-	all, err := st.Step(err, payload)
+	all, err := in.step1(st, spec, cn, cns, ids, &r, err)
 	if err != nil {
 		in.kept.free()
 		return nil, nil, err
@@ -429,7 +422,21 @@ func openStaged(spec string, opts Options, so ShareOptions, cut func(deg []uint6
 	return sh, meta, nil
 }
 
-// first is step 1 on this CN: its range, parsed, its ids collected.
+// step1 is step 1: this CN's range parsed (unless err, an earlier
+// error, is passed on instead), its ids collected into ids, r filled in
+// and told to every CN, whose records it returns.
+func (in *stagedInput) step1(st Stage, spec string, cn, cns int, ids *idSet, r *stageRange, err error) ([][]byte, error) {
+	if err == nil {
+		err = in.first(spec, cn, cns, ids, r)
+	}
+	var payload []byte
+	if err == nil {
+		payload, err = json.Marshal(r)
+	}
+	return st.Step(err, payload)
+}
+
+// first is step 1's parse on this CN: its range, its ids collected.
 func (in *stagedInput) first(spec string, cn, cns int, ids *idSet, r *stageRange) error {
 	path, format, err := resolve(spec, in.o)
 	if err != nil {

@@ -87,25 +87,7 @@ func (m *memRank) Open(bytes uint64) (Staging, error) {
 		return nil, errors.Errorf("rank %d opens %d bytes, another %d", m.r, bytes, len(s.mem))
 	}
 	s.opens++
-	return memStaging{s.mem}, nil
-}
-
-type memStaging struct{ mem []byte }
-
-func (m memStaging) Write(off uint64, b []byte) error {
-	if off+uint64(len(b)) > uint64(len(m.mem)) {
-		return errors.Errorf("write of %d bytes at %d past the staging memory's %d", len(b), off, len(m.mem))
-	}
-	copy(m.mem[off:], b)
-	return nil
-}
-
-func (m memStaging) Read(b []byte, off uint64) error {
-	if off+uint64(len(b)) > uint64(len(m.mem)) {
-		return errors.Errorf("read of %d bytes at %d past the staging memory's %d", len(b), off, len(m.mem))
-	}
-	copy(b, m.mem[off:])
-	return nil
+	return byteStaging(s.mem), nil
 }
 
 // evenCut cuts n vertices into cns chunks of about n/cns each, or puts
@@ -159,45 +141,7 @@ func stagedShares(t *testing.T, spec string, o Options, so ShareOptions, cns, mn
 // The staged shares of a graph are the shares OpenShareWith reads, for
 // every number of CNs, with and without kept edges, in-edges and windows.
 func TestStagedMatchesShare(t *testing.T) {
-	dir := t.TempDir()
-	var b strings.Builder
-	// A power-law-ish graph with hubs, self-loops, duplicates, sparse
-	// ids and isolated-looking ids that only appear as destinations.
-	for i := range 3000 {
-		s := uint64(i*i) % 997
-		d := uint64(i*7919) % 1009
-		if i%5 == 0 {
-			s = 3 // a hub
-		}
-		if i%97 == 0 {
-			d = s // a self-loop
-		}
-		fmt.Fprintf(&b, "%d %d %g\n", s*1000+7, d*1000+7, float64(i%13)/4)
-		if i%11 == 0 {
-			fmt.Fprintf(&b, "%d %d %g\n", s*1000+7, d*1000+7, float64(i%7)/4) // a duplicate
-		}
-		if i%500 == 0 {
-			b.WriteString("# a comment\n")
-		}
-	}
-	el := filepath.Join(dir, "g.el")
-	wel := filepath.Join(dir, "g.wel")
-	txt := filepath.Join(dir, "g.txt")
-	var plain strings.Builder
-	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
-		if f := strings.Fields(line); len(f) == 3 {
-			plain.WriteString(f[0] + " " + f[1] + "\n")
-		} else {
-			plain.WriteString(line + "\n")
-		}
-	}
-	for p, s := range map[string]string{el: plain.String(), wel: b.String(), txt: plain.String()} {
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	gz := filepath.Join(dir, "g.txt.gz")
-	writeGz(t, gz, plain.String())
+	el, wel, _, gz := stagedInputs(t)
 	for _, c := range []struct {
 		name string
 		path string
@@ -243,6 +187,51 @@ func TestStagedMatchesShare(t *testing.T) {
 			}
 		}
 	}
+}
+
+// stagedInputs writes one graph as g.el, g.wel (weighted), g.txt (SNAP)
+// and g.txt.gz: a power-law-ish graph with a hub, self-loops, parallel
+// edges, comments, sparse ids and ids that only appear as destinations.
+func stagedInputs(t *testing.T) (el, wel, txt, gz string) {
+	t.Helper()
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 3000 {
+		s := uint64(i*i) % 997
+		d := uint64(i*7919) % 1009
+		if i%5 == 0 {
+			s = 3 // a hub
+		}
+		if i%97 == 0 {
+			d = s // a self-loop
+		}
+		fmt.Fprintf(&b, "%d %d %g\n", s*1000+7, d*1000+7, float64(i%13)/4)
+		if i%11 == 0 {
+			fmt.Fprintf(&b, "%d %d %g\n", s*1000+7, d*1000+7, float64(i%7)/4) // a duplicate
+		}
+		if i%500 == 0 {
+			b.WriteString("# a comment\n")
+		}
+	}
+	el = filepath.Join(dir, "g.el")
+	wel = filepath.Join(dir, "g.wel")
+	txt = filepath.Join(dir, "g.txt")
+	var plain strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		if f := strings.Fields(line); len(f) == 3 {
+			plain.WriteString(f[0] + " " + f[1] + "\n")
+		} else {
+			plain.WriteString(line + "\n")
+		}
+	}
+	for p, s := range map[string]string{el: plain.String(), wel: b.String(), txt: plain.String()} {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gz = filepath.Join(dir, "g.txt.gz")
+	writeGz(t, gz, plain.String())
+	return el, wel, txt, gz
 }
 
 // sameShare fails unless the staged share got is want: rows (assembled

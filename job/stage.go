@@ -33,26 +33,20 @@ const stageUnit = 1 << 20
 const stageEndpoints = 1
 
 func (s *stage) Step(err error, payload []byte) ([][]byte, error) {
-	msg := append([]byte{0}, payload...)
-	if err != nil {
-		msg = append([]byte{1}, err.Error()...)
-	}
-	all, cerr := s.w.Comm.AllGather(msg)
-	if cerr != nil {
-		return nil, errors.Wrap(cerr, "job: a step of the staged read")
-	}
-	for r, m := range all {
-		if len(m) > 0 && m[0] == 1 {
-			if r == s.w.Rank() {
-				return nil, err
-			}
-			role, i := s.w.Roles.Of(r)
-			return nil, errors.Errorf("job: rank %d (%s %d) failed: %s", r, role, i, m[1:])
-		}
+	all, xerr := spmd.Exchange(s.w.Comm, err, payload)
+	var pe *spmd.PeerError
+	switch {
+	case errors.As(xerr, &pe):
+		role, i := s.w.Roles.Of(pe.Rank)
+		return nil, errors.Errorf("job: rank %d (%s %d) failed: %s", pe.Rank, role, i, pe.Msg)
+	case xerr != nil && xerr != err:
+		return nil, errors.Wrap(xerr, "job: a step of the staged read")
+	case xerr != nil:
+		return nil, xerr
 	}
 	out := make([][]byte, s.w.Roles.CN)
 	for c := range out {
-		out[c] = all[s.w.Roles.RankOf(spmd.CN, c)][1:]
+		out[c] = all[s.w.Roles.RankOf(spmd.CN, c)]
 	}
 	return out, nil
 }

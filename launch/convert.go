@@ -52,8 +52,14 @@ the same ids, and reads much faster. OUT is written to a temporary beside
 it and renamed: a failing run leaves no partial file and an existing OUT
 as it was.
 
-convert runs in one process, started directly (not under mpirun or srun),
-and holds the whole graph in memory.`,
+Started directly, convert runs in one process and holds the whole graph in
+memory. Under mpirun or srun (every rank parses; no --roles), a text edge
+list (SNAP, .el, .wel; not gzipped to be split) is cut into byte ranges,
+one per rank; the ranks agree on the vertex ids and each writes its
+range's edges, as the input lists them, into OUT: IN and OUT's directory
+must be on a file system every rank sees. Other inputs, --drop-duplicates
+(it needs the whole graph; dmg run drops parallel edges when it reads
+anyway) and a gzipped OUT are converted by rank 0 alone.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return BadInputf("launch: convert takes an input and an output, IN OUT.bel; got %d argument(s) (see `dmg convert --help`)", len(args))
@@ -61,11 +67,26 @@ and holds the whole graph in memory.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if launched, _, _ := spmd.Launched(); launched {
-				// Every rank finds it: Main prints it once, from rank 0.
-				return BadInputf("launch: run `dmg convert` directly, not under a launcher: it runs in one process")
+			in, out := args[0], args[1]
+			co, err := cf.check(opts, out)
+			if launched, rank, size := spmd.Launched(); launched && size > 1 {
+				if err != nil { // found alike on every rank: printed once
+					if rank == 0 {
+						fmt.Fprintf(stderr, "dmg: %v\n", err)
+					}
+					return exitErr{exitBeforeMPI(rank, exitCode(err))}
+				}
+				po := *opts
+				po.allCN = true
+				return codeErr(runJob(&po, cmd.OutOrStdout(), stderr, func(j *Job) error { return convertJob(j, cf, co, in, out) }))
 			}
-			if err := convert(opts, cf, args[0], args[1], cmd.OutOrStdout(), stderr); err != nil {
+			if err == nil {
+				start := time.Now()
+				intr := newInterrupt(stderr, &sync.Mutex{}, start, true)
+				defer intr.stop()
+				err = withProfile(opts, func() error { return convert(cf, co, in, out, cmd.OutOrStdout(), stderr, start, intr) })
+			}
+			if err != nil {
 				fmt.Fprintf(stderr, "dmg: %v\n", err)
 				return exitErr{exitCode(err)}
 			}
@@ -85,20 +106,20 @@ and holds the whole graph in memory.`,
 	return c
 }
 
-// convert does `dmg convert IN OUT`.
-func convert(opts *Options, cf *convertFlags, in, out string, stdout, stderr io.Writer) error {
-	start := time.Now()
+// check checks the flags of `dmg convert ... OUT` and returns the read
+// options they make.
+func (cf *convertFlags) check(opts *Options, out string) (csr.Options, error) {
 	if opts.Roles != "" || opts.Local {
-		return BadInputf("launch: convert runs in one process; --roles and --local do not apply")
+		return csr.Options{}, BadInputf("launch: convert runs in one process, or on every rank of a launcher's job; --roles and --local do not apply")
 	}
 	if opts.JSON != "" {
-		return BadInputf("launch: convert writes no report; --json does not apply")
+		return csr.Options{}, BadInputf("launch: convert writes no report; --json does not apply")
 	}
 	if cf.weighted && cf.unweighted {
-		return BadInputf("launch: convert: --weighted and --unweighted exclude each other")
+		return csr.Options{}, BadInputf("launch: convert: --weighted and --unweighted exclude each other")
 	}
 	if lo := strings.ToLower(out); !strings.HasSuffix(lo, ".bel") && !strings.HasSuffix(lo, ".bel.gz") {
-		return BadInputf("launch: convert: output %s: expected a name ending in .bel (or .bel.gz), which is how dmg run knows the format", out)
+		return csr.Options{}, BadInputf("launch: convert: output %s: expected a name ending in .bel (or .bel.gz), which is how dmg run knows the format", out)
 	}
 	co := csr.Options{Format: cf.format, Undirected: cf.undirected, Weighted: cf.weighted, Unweighted: cf.unweighted, Seed: cf.seed, Duplicates: csr.KeepDuplicates}
 	if cf.dropSelfLoops {
@@ -108,18 +129,30 @@ func convert(opts *Options, cf *convertFlags, in, out string, stdout, stderr io.
 		co.Duplicates = csr.DropDuplicates
 	}
 	if err := co.Validate(); err != nil {
-		return BadInput(err)
+		return csr.Options{}, BadInput(err)
 	}
 	if err := checkWritable("output", out); err != nil {
-		return err
+		return csr.Options{}, err
 	}
+	return co, nil
+}
+
+// withProfile runs f under the CPU profile --cpuprofile asks for.
+func withProfile(opts *Options, f func() error) error {
 	stop, err := startProfile(opts.CPUProfile, 0, false)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	intr := newInterrupt(stderr, &sync.Mutex{}, start, true)
-	defer intr.stop()
+	return f()
+}
+
+// convert does `dmg convert IN OUT` in one process: a text edge list is
+// streamed (convertStreamed), any other input read whole, then written.
+func convert(cf *convertFlags, co csr.Options, in, out string, stdout, stderr io.Writer, start time.Time, intr *interrupt) error {
+	if streams(co, in, out) {
+		return convertStreamed(cf, co, in, out, stdout, stderr, start, intr, nil, 0, 1)
+	}
 	intr.setPhase("reading " + in)
 
 	bar := newReadBar(stderr, in, start, cf.quiet)
@@ -158,7 +191,6 @@ func convert(opts *Options, cf *convertFlags, in, out string, stdout, stderr io.
 	if cf.quiet {
 		return nil
 	}
-	secs := time.Since(start).Seconds()
 	kind := "directed"
 	if !g.Directed {
 		kind = "undirected"
@@ -166,13 +198,22 @@ func convert(opts *Options, cf *convertFlags, in, out string, stdout, stderr io.
 	if g.Weights != nil {
 		kind += ", weighted"
 	}
-	read := "generated"
-	if readBytes > 0 {
-		read = fmt.Sprintf("%s read, %s/s", hb(uint64(readBytes)), hb(uint64(float64(readBytes)/max(secs, 1e-9))))
-	}
-	fmt.Fprintf(stdout, "dmg convert: %s → %s: %s vertices, %s edges (%s); %s written in %.2fs (%s, %s edges/s)\n",
-		meta.Name, filepath.Base(out), humanize.Comma(int64(g.N)), humanize.Comma(int64(g.NumEdges())), kind, hb(uint64(written)), secs, read, hn(uint64(float64(g.NumEdges())/max(secs, 1e-9))))
+	convertSummary(stdout, meta.Name, out, uint64(g.N), g.NumEdges(), kind, written, readBytes, time.Since(start).Seconds(), 1)
 	return nil
+}
+
+// convertSummary is convert's line on stdout: what it read and wrote, how
+// fast, and by how many ranks when more than one.
+func convertSummary(w io.Writer, name, out string, n, edges uint64, kind string, written, read int64, secs float64, ranks int) {
+	src := "generated"
+	if read > 0 {
+		src = fmt.Sprintf("%s read, %s/s", hb(uint64(read)), hb(uint64(float64(read)/max(secs, 1e-9))))
+	}
+	if ranks > 1 {
+		src += fmt.Sprintf(", parsed by %d ranks", ranks)
+	}
+	fmt.Fprintf(w, "dmg convert: %s → %s: %s vertices, %s edges (%s); %s written in %.2fs (%s, %s edges/s)\n",
+		name, filepath.Base(out), humanize.Comma(int64(n)), humanize.Comma(int64(edges)), kind, hb(uint64(written)), secs, src, hn(uint64(float64(edges)/max(secs, 1e-9))))
 }
 
 // countWriter counts the bytes written through it.

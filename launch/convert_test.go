@@ -1,6 +1,7 @@
 package launch_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/dmg-hpc/dmg/csr"
 	"github.com/dmg-hpc/dmg/csr/csrtest"
+	"github.com/dmg-hpc/dmg/spmd/mpitest"
 )
 
 // runConvert runs `dmg JOB-FLAGS convert ARGS` as a plain process (with
@@ -247,7 +249,6 @@ func TestConvertBadInput(t *testing.T) {
 		{"exclusive-flags", nil, nil, []string{"--weighted", "--unweighted", good, existing}, "--weighted and --unweighted exclude each other"},
 		{"unknown-format", nil, nil, []string{"--format", "csv", good, existing}, "unknown format \"csv\""},
 		{"roles", nil, []string{"--roles", "cn:1,mn:1"}, []string{good, existing}, "--roles and --local do not apply"},
-		{"under-launcher", []string{"OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=1"}, nil, []string{good, existing}, "directly, not under a launcher"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			so, se, code := runConvert(t, c.env, c.job, c.args...)
@@ -263,4 +264,68 @@ func TestConvertBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// dmg convert under mpirun, every rank parsing a range, writes the file
+// one process writes, byte for byte (a text input, gzipped or not, and
+// the inputs rank 0 converts alone); a bad line fails the job once,
+// naming its line in the whole file, with the output and its directory
+// as they were.
+func TestConvertUnderMpirun(t *testing.T) {
+	data := csrtest.DataDir(t)
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&b, "%d\t%d\t%g\n", (i*i)%7919*1000+3, (i*31)%4001*1000+3, float64(i%9)/8)
+	}
+	wel := writeText(t, dir, "g.wel", b.String())
+	for _, c := range []struct {
+		name  string
+		np    int
+		in    string
+		flags []string
+	}{
+		{"wel", 3, wel, nil},
+		{"undirected-float32", 2, wel, []string{"--undirected", "--float32", "--drop-self-loops"}},
+		{"snap-gz", 2, filepath.Join(data, "snap", "p2p-Gnutella08.txt.gz"), []string{"--weighted"}},
+		{"drop-duplicates (rank 0 alone)", 2, wel, []string{"--drop-duplicates"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := t.TempDir()
+			par, one := filepath.Join(out, "par.bel"), filepath.Join(out, "one.bel")
+			res := mpitest.Exec(t, c.np, nil, dmgBin(t), append(append([]string{"convert"}, c.flags...), c.in, par)...)
+			if res.ExitCode != 0 || res.Stderr != "" || strings.Count(res.Stdout, "\n") != 1 {
+				t.Fatalf("exit %d\nstdout %q\nstderr %q", res.ExitCode, res.Stdout, res.Stderr)
+			}
+			if _, se, code := runConvert(t, nil, nil, append(append([]string{"-q"}, c.flags...), c.in, one)...); code != 0 {
+				t.Fatalf("one process: exit %d: %s", code, se)
+			}
+			pb, err1 := os.ReadFile(par)
+			ob, err2 := os.ReadFile(one)
+			if err1 != nil || err2 != nil || string(pb) != string(ob) {
+				t.Fatalf("%d ranks wrote %d bytes (%v), one process %d (%v): they differ", c.np, len(pb), err1, len(ob), err2)
+			}
+			if ents, _ := os.ReadDir(out); len(ents) != 2 {
+				t.Fatalf("%d files left in the output directory, want 2", len(ents))
+			}
+		})
+	}
+	t.Run("bad-line", func(t *testing.T) {
+		lines := strings.Split(b.String(), "\n")
+		lines[15000] = "7 x"
+		bad := writeText(t, dir, "bad.wel", strings.Join(lines, "\n"))
+		out := t.TempDir()
+		existing := writeText(t, out, "g.bel", "mine")
+		res := mpitest.Exec(t, 3, nil, dmgBin(t), "convert", bad, existing)
+		msg := strings.Split(strings.TrimSpace(res.Stderr), "\n")
+		if res.ExitCode != 2 || len(msg) != 1 || !strings.Contains(msg[0], "bad.wel:15001: expected") || res.Stdout != "" {
+			t.Fatalf("exit %d, stdout %q, stderr %q; want 2 and one line naming bad.wel:15001", res.ExitCode, res.Stdout, res.Stderr)
+		}
+		if got, err := os.ReadFile(existing); err != nil || string(got) != "mine" {
+			t.Fatalf("the existing output changed: %q %v", got, err)
+		}
+		if ents, _ := os.ReadDir(out); len(ents) != 1 {
+			t.Fatalf("%d files left in the output directory, want 1", len(ents))
+		}
+	})
 }

@@ -19,6 +19,9 @@ type Options struct {
 	MNNice int
 	// command is the command line, for the report.
 	command string
+	// allCN makes every rank a compute node (`dmg convert` under a
+	// launcher: every rank parses; there are no memory nodes).
+	allCN bool
 }
 
 func (o *Options) register(fs *pflag.FlagSet) {
@@ -35,6 +38,9 @@ func (o *Options) register(fs *pflag.FlagSet) {
 func (o *Options) roles(size int) (spmd.Roles, error) {
 	if o.MNNice < 0 || o.MNNice > 19 {
 		return spmd.Roles{}, BadInputf("--mn-nice %d; expected a nice value from 0 to 19 (0 leaves the memory nodes' priority alone)", o.MNNice)
+	}
+	if o.allCN && size > 0 {
+		return spmd.Roles{CN: size}, nil
 	}
 	if o.Roles == "" {
 		switch {

@@ -113,23 +113,15 @@ func cstr(b []byte) string {
 // every rank if any rank failed, so no rank is left waiting in a
 // collective for one that gave up.
 func agree(comm spmd.Comm, err error, step string) error {
-	msg := []byte{0}
-	if err != nil {
-		msg = append([]byte{1}, err.Error()...)
+	_, xerr := spmd.Exchange(comm, err, nil)
+	var pe *spmd.PeerError
+	switch {
+	case errors.As(xerr, &pe):
+		return errors.Errorf("verbs: %s failed on rank %d: %s", step, pe.Rank, pe.Msg)
+	case xerr != nil && xerr != err:
+		return errors.Wrapf(xerr, "verbs: agreeing on %s", step)
 	}
-	all, cerr := comm.AllGather(msg)
-	if cerr != nil {
-		return errors.Wrapf(cerr, "verbs: agreeing on %s", step)
-	}
-	for r, m := range all {
-		if len(m) > 0 && m[0] == 1 {
-			if r == comm.Rank() {
-				return err
-			}
-			return errors.Errorf("verbs: %s failed on rank %d: %s", step, r, m[1:])
-		}
-	}
-	return nil
+	return xerr
 }
 
 // Open opens the network collectively over w.
