@@ -2,7 +2,6 @@ package job
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/gob"
 	"encoding/json"
 	"fmt"
@@ -621,27 +620,25 @@ func gatherJSON[T any](w *spmd.World, v T, contribute bool) ([]T, error) {
 }
 
 // gatherDegrees summarises the out-degrees of the whole graph for the load
-// report: each CN gives its chunk's, 4 little-endian bytes a vertex (rank
-// 0 only gets the summary).
+// report: each CN gives its chunk's distribution (an entry per distinct
+// degree, not a word per vertex); rank 0 merges them and gets the
+// summary.
 func gatherDegrees(w *spmd.World, f *chunkFacts) (csr.DegreeSummary, error) {
 	var mine []byte
 	if w.Role == spmd.CN {
-		mine = make([]byte, 0, 4*len(f.degrees))
-		for _, d := range f.degrees {
-			mine = binary.LittleEndian.AppendUint32(mine, d)
-		}
+		mine = csr.CountDegrees(f.degrees).AppendBinary(nil)
 	}
 	all, err := w.Comm.AllGather(mine)
 	if err != nil || w.Rank() != 0 {
 		return csr.DegreeSummary{}, err
 	}
-	var deg []uint64
-	for _, b := range all { // the CNs' in CN order, the MNs' empty
-		for i := 0; i+4 <= len(b); i += 4 {
-			deg = append(deg, uint64(binary.LittleEndian.Uint32(b[i:])))
+	parts := make([]csr.DegreeCounts, len(all))
+	for r, b := range all { // the MNs' are empty
+		if parts[r], err = csr.DecodeDegreeCounts(b); err != nil {
+			return csr.DegreeSummary{}, errors.Wrapf(err, "job: rank %d's degrees", r)
 		}
 	}
-	return csr.SummarizeDegrees(deg), nil
+	return csr.MergeDegreeCounts(parts...).Summary(), nil
 }
 
 // graphOptions are the csr options the algorithm reads its graph with.
