@@ -96,9 +96,6 @@ func planConvert(o *Options, bo BinaryOptions, in *stagedInput, rs []stageRange,
 	c := &Converted{N: m.n, Directed: !o.Undirected,
 		Weighted: (in.weighted && !o.Unweighted) || (o.Weighted && !in.weighted)}
 	c.Meta = &Meta{Name: datasetName(in.path), Path: in.path, Format: in.format, Directed: c.Directed, Weighted: c.Weighted}
-	if m.identity {
-		m.ids = nil
-	}
 	wb := 0
 	if c.Weighted {
 		wb = 8

@@ -408,10 +408,7 @@ func openStaged(spec string, opts Options, so ShareOptions, cut func(deg []uint6
 		in.kept.free()
 	}
 	meta := &Meta{Name: datasetName(in.path), Path: in.path, Format: in.format, InputEdges: p.edges}
-	h := &header{n: in.m.n, ids: in.m.ids, directed: true, weighted: in.weighted, meta: meta}
-	if in.m.identity {
-		h.ids = nil
-	}
+	h := &header{n: in.m.n, ids: in.m.ids, directed: true, weighted: in.weighted, meta: meta} // ids: nil for the identity
 	sh, meta, err := finishShare(spec, &o, so, s.pass, h, deg, inDeg, bounds[cn], bounds[cn+1], undirected, wantIn)
 	if err != nil {
 		return nil, nil, err

@@ -191,15 +191,22 @@ func convert(cf *convertFlags, co csr.Options, in, out string, stdout, stderr io
 	if cf.quiet {
 		return nil
 	}
-	kind := "directed"
-	if !g.Directed {
-		kind = "undirected"
-	}
-	if g.Weights != nil {
-		kind += ", weighted"
-	}
+	kind := graphKind(g.Directed, g.Weights != nil, "undirected")
 	convertSummary(stdout, meta.Name, out, uint64(g.N), g.NumEdges(), kind, written, readBytes, time.Since(start).Seconds(), 1)
 	return nil
+}
+
+// graphKind is how convert's line describes the graph it wrote: directed
+// or as undirected says, and weighted.
+func graphKind(directed, weighted bool, undirected string) string {
+	kind := "directed"
+	if !directed {
+		kind = undirected
+	}
+	if weighted {
+		kind += ", weighted"
+	}
+	return kind
 }
 
 // convertSummary is convert's line on stdout: what it read and wrote, how

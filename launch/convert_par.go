@@ -83,17 +83,14 @@ func convertStreamed(cf *convertFlags, co csr.Options, in, out string, stdout, s
 			called = true
 			f := w.(*os.File)
 			if x != nil {
-				if _, err := x.step(nil, []byte(f.Name())); err != nil {
-					return err
-				}
-				if _, err := x.step(nil, nil); err != nil { // the others opened it
+				if err := offerFile(*x, f.Name(), nil); err != nil {
 					return err
 				}
 			}
 			return convertInto(f)
 		})
 		if !called && x != nil { // no temporary file: the others wait for its name
-			x.step(err, nil)
+			offerFile(*x, "", err)
 		}
 	} else {
 		var f *os.File
@@ -117,16 +114,20 @@ func convertStreamed(cf *convertFlags, co csr.Options, in, out string, stdout, s
 		if fi, err := os.Stat(in); err == nil {
 			read = fi.Size()
 		}
-		kind := "directed"
-		if !c.Directed {
-			kind = "undirected, each edge once"
-		}
-		if c.Weighted {
-			kind += ", weighted"
-		}
+		kind := graphKind(c.Directed, c.Weighted, "undirected, each edge once")
 		convertSummary(stdout, c.Meta.Name, out, uint64(c.N), c.Records, kind, c.Bytes, read, time.Since(start).Seconds(), ranks)
 	}
 	return nil
+}
+
+// offerFile is rank 0's side of joinFile: it names its file (or passes
+// err, having none) and learns whether every rank could open it.
+func offerFile(x exchanger, name string, err error) error {
+	if _, err := x.step(err, []byte(name)); err != nil {
+		return err
+	}
+	_, err = x.step(nil, nil)
+	return err
 }
 
 // joinFile opens the file rank 0 names in the next step (flag: how) and
@@ -202,10 +203,7 @@ func (s *fileStage) Open(bytes uint64) (csr.Staging, error) {
 	if f != nil {
 		name = f.Name()
 	}
-	if _, err := s.x.step(err, []byte(name)); err != nil {
-		return nil, err
-	}
-	if _, err := s.x.step(nil, nil); err != nil {
+	if err := offerFile(s.x, name, err); err != nil {
 		return nil, err
 	}
 	return s, nil
