@@ -3,6 +3,7 @@ package balance
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -101,5 +102,113 @@ func BenchmarkChunks(b *testing.B) {
 		if _, err := Chunks(deg, 8, DefaultAlpha(8)); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// refChunks is Chunks's rule written plainly: for each boundary, the
+// first v whose cost reaches its target, or v-1 when nearer and not
+// before the previous boundary.
+func refChunks(deg []uint64, parts int, alpha float64) []uint32 {
+	n := len(deg)
+	pre := make([]uint64, n+1)
+	for v, d := range deg {
+		pre[v+1] = pre[v] + d
+	}
+	cost := func(v int) float64 { return alpha*float64(v) + float64(pre[v]) }
+	total := cost(n)
+	b := make([]uint32, parts+1)
+	b[parts] = uint32(n)
+	for k := 1; k < parts; k++ {
+		t := total * float64(k) / float64(parts)
+		v := 0
+		for cost(v) < t {
+			v++
+		}
+		b[k] = uint32(v)
+		if v > 0 && t-cost(v-1) < cost(v)-t && uint32(v-1) >= b[k-1] {
+			b[k] = uint32(v - 1)
+		}
+	}
+	return b
+}
+
+func TestCutSlices(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 400 {
+		n := rng.IntN(60)
+		deg := make([]uint64, n)
+		for i := range deg {
+			switch rng.IntN(4) {
+			case 0: // zero
+			case 1:
+				deg[i] = uint64(rng.IntN(1000)) // a hub
+			default:
+				deg[i] = uint64(rng.IntN(4))
+			}
+		}
+		parts := 1 + rng.IntN(9)
+		alpha := []float64{0, 1, 8, DefaultAlpha(parts), 0.3}[rng.IntN(5)]
+		want := refChunks(deg, parts, alpha)
+		whole, err := Chunks(deg, parts, alpha)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(whole, want) {
+			t.Fatalf("trial %d: Chunks %v, want %v (deg %v, parts %d, alpha %g)", trial, whole, want, deg, parts, alpha)
+		}
+		// The same cut from random slices, some empty.
+		var edges uint64
+		for _, d := range deg {
+			edges += d
+		}
+		c := Cut{Parts: parts, Alpha: alpha, N: uint32(n), Edges: edges}
+		var placed []Boundary
+		var before uint64
+		for lo := 0; lo < n || lo == 0; {
+			hi := min(n, lo+rng.IntN(8))
+			bs, err := c.Slice(deg[lo:hi], uint32(lo), before)
+			if err != nil {
+				t.Fatal(err)
+			}
+			placed = append(placed, bs...)
+			for _, d := range deg[lo:hi] {
+				before += d
+			}
+			if lo = hi; n == 0 {
+				break
+			}
+		}
+		got, err := c.Bounds(placed)
+		if err != nil {
+			t.Fatalf("trial %d: %v (deg %v, parts %d, alpha %g)", trial, err, deg, parts, alpha)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d: sliced %v, want %v (deg %v, parts %d, alpha %g)", trial, got, want, deg, parts, alpha)
+		}
+		bef := make([]uint64, parts)
+		for _, b := range placed {
+			bef[b.K] = b.Before
+		}
+		if a, b := c.Imbalance(got, bef), Imbalance(deg, got, alpha); math.Abs(a-b) > 1e-9*max(1, b) {
+			t.Fatalf("trial %d: imbalance %g, from the costs %g", trial, a, b)
+		}
+	}
+}
+
+func TestCutBoundsErrors(t *testing.T) {
+	c := Cut{Parts: 3, N: 10, Edges: 5}
+	for _, placed := range [][]Boundary{
+		{{K: 1, V: 2}}, // one missing
+		{{K: 1, V: 2}, {K: 1, V: 2}, {K: 2, V: 3}}, // twice
+		{{K: 1, V: 5}, {K: 2, V: 3}},               // out of order
+		{{K: 1, V: 5}, {K: 2, V: 11}},              // past N
+		{{K: 0, V: 0}, {K: 1, V: 5}, {K: 2, V: 6}}, // boundary 0 is not placed
+	} {
+		if b, err := c.Bounds(placed); err == nil {
+			t.Fatalf("%v: bounds %v, want an error", placed, b)
+		}
+	}
+	if _, err := (Cut{Parts: 2, N: 4}).Slice(make([]uint64, 3), 2, 0); err == nil {
+		t.Fatal("a slice past N: no error")
 	}
 }

@@ -4,6 +4,9 @@
 // chunk per compute node so that α·|V_i| + |E_i| is even across chunks
 // (Gemini's criterion), in one pass over the degree prefix sums. It is a
 // pure function: every rank computes it and the job cross-checks agreement.
+// Cut makes the same cut a slice of the degrees at a time, for a staged
+// read whose CNs each hold one slice: each places the boundaries that
+// fall in its slice, and Bounds gathers them.
 //
 // Stage 2, at run time: Tasks cuts a chunk into batches of consecutive
 // vertices, with hub vertices split into edge-range tasks; Run deals them to

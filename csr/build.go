@@ -132,7 +132,7 @@ func build(el *EdgeList, o *Options) (*Graph, dropStats, error) {
 	})
 	pos = nil
 
-	off, dst, ws, st.duplicates = finishRows(off, dst, ws, o)
+	off, dst, ws, st.duplicates = finishRows(off, dst, ws, 0, o)
 	g := &Graph{N: n, Offsets: off, Dst: dst, Weights: ws, IDs: el.IDs, Directed: !undirected}
 	return g, st, nil
 }
@@ -141,9 +141,10 @@ func build(el *EdgeList, o *Options) (*Graph, dropStats, error) {
 // by (destination, weight) (cmpEdge), duplicates dropped by the policy,
 // keeping the smallest weight of each destination (the rows are
 // compacted in place), and synthetic weights added when Options.Weighted
-// asks for them and there are none. It returns the new arrays and the
-// number of duplicates dropped.
-func finishRows(off []uint64, dst []uint32, ws []float64, o *Options) ([]uint64, []uint32, []float64, uint64) {
+// asks for them and there are none. The rows are those of the vertices
+// first, first+1, ... It returns the new arrays and the number of
+// duplicates dropped.
+func finishRows(off []uint64, dst []uint32, ws []float64, first uint32, o *Options) ([]uint64, []uint32, []float64, uint64) {
 	n := uint32(len(off) - 1)
 	workers := o.Workers
 	dedup := o.Duplicates == DropDuplicates
@@ -210,7 +211,7 @@ func finishRows(off []uint64, dst []uint32, ws []float64, o *Options) ([]uint64,
 		runRanges(workers, splitByEdges(off, workers*4), func(lo, hi uint32) {
 			for v := lo; v < hi; v++ {
 				for i := off[v]; i < off[v+1]; i++ {
-					ws[i] = SyntheticWeight(seed, v, dst[i])
+					ws[i] = SyntheticWeight(seed, first+v, dst[i])
 				}
 			}
 		})

@@ -45,6 +45,8 @@
 // pass over the input counts every vertex's degrees, the caller's
 // partition picks the vertex range [lo, hi), and a second pass keeps the
 // out-edges of those vertices, so memory is O(|V|) plus the share's edges.
+// A share's graphs hold the rows of its own vertices only (Graph.Lo), and
+// its Degrees are theirs.
 // A text edge list takes a first pass that parses it to collect its ids;
 // that pass keeps the parsed edges while they fit Options.KeepBytes
 // (kept.go), and the later passes then read them instead of parsing the
@@ -81,8 +83,10 @@
 // memory in DM that the job provides (Stage: collective steps, and a
 // linear space of bytes on the memory nodes, which take the steps with
 // ServeStaged). The ids meet as bitmaps (ORed) or sorted lists (merged),
-// so every CN makes the same id map; the degree counts are summed a slice
-// per CN; the cut is made from the sums; each CN sends every edge to the
+// so every CN makes the same id map; each CN counts its edges' degrees a
+// slice of the vertices at a time and sums one slice of everyone's; the
+// cut is placed slice by slice (Cutter), so no CN holds a word per vertex
+// of the graph but in its id map; each CN sends every edge to the
 // region of its source's chunk, and of its destination's when in-rows or
 // an undirected graph need it, while those of its own chunk stay in its
 // kept edges. The share's passes then read its chunk's region (and its own

@@ -364,7 +364,7 @@ func checkShareRows(t *testing.T, sh *Share, full *Graph) {
 		if v >= sh.Lo && v < sh.Hi {
 			want = full.Neighbors(v)
 			if full.Weights != nil {
-				wantW, gotW = full.Weights[full.Offsets[v]:full.Offsets[v+1]], g.Weights[g.Offsets[v]:g.Offsets[v+1]]
+				wantW, gotW = full.EdgeWeights(v), g.EdgeWeights(v)
 			}
 		}
 		if !slices.Equal(g.Neighbors(v), want) || !slices.Equal(gotW, wantW) {
@@ -398,7 +398,7 @@ func assemble(sh *Share) (*Share, error) {
 			for v := lo; v < hi; v++ {
 				x.r.dst[v] = slices.Clone(x.g.Neighbors(v))
 				if x.g.Weights != nil {
-					x.r.ws[v] = slices.Clone(x.g.Weights[x.g.Offsets[v]:x.g.Offsets[v+1]])
+					x.r.ws[v] = slices.Clone(x.g.EdgeWeights(v))
 				}
 			}
 		}

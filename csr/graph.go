@@ -7,7 +7,14 @@ package csr
 type Graph struct {
 	// N is the number of vertices.
 	N uint32
-	// Offsets has N+1 entries; the out-edges of v are Dst[Offsets[v]:Offsets[v+1]].
+	// Lo is the first vertex with a row in Offsets: 0 for a whole graph.
+	// A share's graph (Share.Graph, Share.In, a window's) holds the rows
+	// of its own vertices only: Offsets[i] is where vertex Lo+i's row
+	// starts, and every vertex outside has an empty row (Off, Degree and
+	// Neighbors say so).
+	Lo uint32
+	// Offsets has N+1 entries (a share's: one more than its rows); the
+	// out-edges of v are Dst[Offsets[v-Lo]:Offsets[v-Lo+1]].
 	Offsets []uint64
 	// Dst holds destination ids, sorted ascending within each vertex.
 	Dst []uint32
@@ -22,11 +29,49 @@ type Graph struct {
 // NumEdges is the number of stored (directed) edges.
 func (g *Graph) NumEdges() uint64 { return uint64(len(g.Dst)) }
 
+// Off is where the row of v starts in Dst: Offsets[v-Lo], and for a
+// vertex outside the rows that Offsets holds, where the rows start (v <
+// Lo) or end.
+func (g *Graph) Off(v uint32) uint64 {
+	if v <= g.Lo {
+		return g.Offsets[0]
+	}
+	i := uint64(v - g.Lo)
+	if last := uint64(len(g.Offsets)) - 1; i > last {
+		i = last
+	}
+	return g.Offsets[i]
+}
+
+// Row is the range of Dst (and Weights) that holds the out-edges of v.
+func (g *Graph) Row(v uint32) (a, b uint64) {
+	if g.Lo == 0 && uint64(v)+1 < uint64(len(g.Offsets)) {
+		return g.Offsets[v], g.Offsets[v+1] // a whole graph's
+	}
+	return g.Off(v), g.Off(v + 1)
+}
+
 // Degree is the out-degree of v.
-func (g *Graph) Degree(v uint32) uint64 { return g.Offsets[v+1] - g.Offsets[v] }
+func (g *Graph) Degree(v uint32) uint64 {
+	a, b := g.Row(v)
+	return b - a
+}
 
 // Neighbors returns the out-neighbours of v (a sub-slice; do not modify).
-func (g *Graph) Neighbors(v uint32) []uint32 { return g.Dst[g.Offsets[v]:g.Offsets[v+1]] }
+func (g *Graph) Neighbors(v uint32) []uint32 {
+	a, b := g.Row(v)
+	return g.Dst[a:b]
+}
+
+// EdgeWeights returns the weights of the out-edges of v, parallel to
+// Neighbors(v) (a sub-slice; nil for an unweighted graph).
+func (g *Graph) EdgeWeights(v uint32) []float64 {
+	if g.Weights == nil {
+		return nil
+	}
+	a, b := g.Row(v)
+	return g.Weights[a:b]
+}
 
 // ExternalID maps a dense id to the id the input used.
 func (g *Graph) ExternalID(v uint32) uint64 {

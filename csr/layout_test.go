@@ -384,8 +384,8 @@ func checkReadBack(t *testing.T, back, want *Graph, lo, hi uint32) {
 		if want.Weights == nil {
 			continue
 		}
-		for i := range want.Degree(v) {
-			if got, w := back.Weights[back.Offsets[v]+i], want.Weights[want.Offsets[v]+i]; got != float64(float32(w)) {
+		for i, w := range want.EdgeWeights(v) {
+			if got := back.EdgeWeights(v)[i]; got != float64(float32(w)) {
 				t.Fatalf("vertex %d edge %d: weight %v read back, want %v", v, i, got, float32(w))
 			}
 		}

@@ -101,7 +101,7 @@ func (l *Layout) Load(g *Graph, cn int, eps []verbs.Endpoint, opts LoadOptions) 
 	start := time.Now()
 	batches := l.ChunkBatches(cn)
 	lo, hi := l.Config.Bounds[cn], l.Config.Bounds[cn+1]
-	total := LoadProgress{TotalVertices: uint64(hi - lo), TotalEdges: g.Offsets[hi] - g.Offsets[lo]}
+	total := LoadProgress{TotalVertices: uint64(hi - lo), TotalEdges: g.Off(hi) - g.Off(lo)}
 	for _, b := range batches {
 		total.TotalBytes += l.indexBytes(b) + b.EdgeBytes
 	}
@@ -244,7 +244,7 @@ func (lw *loadWorker) batch(b Batch) error {
 	rec := uint64(l.Codec.RecordBytes())
 	pos := uint64(0)
 	putRecords := func(at uint64, v uint32) {
-		a := g.Offsets[v]
+		a := g.Off(v)
 		for i, d := range g.Neighbors(v) {
 			p := at + uint64(i)*rec
 			binary.LittleEndian.PutUint32(edges[p:], d)
@@ -254,18 +254,18 @@ func (lw *loadWorker) batch(b Batch) error {
 		}
 	}
 	if l.Config.Naive {
-		base := g.Offsets[b.Lo]
+		base := g.Off(b.Lo)
 		for v := b.Lo; v <= b.Hi; v++ {
 			if v == b.Hi && ib == 8*uint64(b.Hi-b.Lo) {
 				break
 			}
-			a := uint64(b.MN)<<verbs.OffsetBits | (b.EdgeOff + (g.Offsets[v]-base)*rec)
+			a := uint64(b.MN)<<verbs.OffsetBits | (b.EdgeOff + (g.Off(v)-base)*rec)
 			binary.LittleEndian.PutUint64(idx[8*(v-b.Lo):], a)
 			if v < b.Hi {
-				putRecords((g.Offsets[v]-base)*rec, v)
+				putRecords((g.Off(v)-base)*rec, v)
 			}
 		}
-		pos = (g.Offsets[b.Hi] - base) * rec
+		pos = (g.Off(b.Hi) - base) * rec
 	} else {
 		c := l.Codec
 		inPlaceCap := uint64(c.InPlaceCap())
@@ -280,7 +280,7 @@ func (lw *loadWorker) batch(b Batch) error {
 				var w []float32
 				if g.Weights != nil {
 					lw.w32 = lw.w32[:0]
-					for _, x := range g.Weights[g.Offsets[v]:g.Offsets[v+1]] {
+					for _, x := range g.EdgeWeights(v) {
 						lw.w32 = append(lw.w32, float32(x))
 					}
 					w = lw.w32
@@ -322,7 +322,7 @@ func (lw *loadWorker) batch(b Batch) error {
 		}
 	}
 	lw.pendV += uint64(b.Hi - b.Lo)
-	lw.pendE += g.Offsets[b.Hi] - g.Offsets[b.Lo]
+	lw.pendE += g.Off(b.Hi) - g.Off(b.Lo)
 	return nil
 }
 

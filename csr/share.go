@@ -54,11 +54,16 @@ type Share struct {
 	// itself: the in-rows were not built, and Symmetric is true.
 	In     *Graph
 	Lo, Hi uint32
-	// Degrees are the out-degrees of every vertex of the whole graph as the
-	// input lists them, self-loops dropped by the policy but parallel edges
-	// counted (the builder drops those per vertex, in its share): what the
-	// partition saw.
+	// Degrees are the out-degrees of the vertices [Lo, Hi) (Degrees[i] is
+	// Lo+i's) as the input lists them, self-loops dropped by the policy
+	// but parallel edges counted (the builder drops those per vertex):
+	// what the partition saw. An undirected graph's count both directions
+	// (a self-loop once).
 	Degrees []uint64
+	// Top is the vertex of the whole graph with the most of those
+	// degrees, the lowest on ties (0 for a graph without vertices): the
+	// default source of the kernels that take one.
+	Top uint32
 
 	// free, if set, releases what the share's passes read (OpenStaged's
 	// kept edges): Free.
@@ -111,6 +116,21 @@ func (s *Share) Symmetric() bool {
 	return SameRows(g, in, s.Lo, s.Hi)
 }
 
+// top is the vertex lo+i with the largest deg[i], the lowest on ties,
+// and its degree.
+func top(deg []uint64, lo uint32) (uint32, uint64) {
+	var best int
+	for i, d := range deg {
+		if d > deg[best] {
+			best = i
+		}
+	}
+	if len(deg) == 0 {
+		return lo, 0
+	}
+	return lo + uint32(best), deg[best]
+}
+
 // SameRows reports whether g and in have the same rows [lo, hi):
 // destinations, and weights or none.
 func SameRows(g, in *Graph, lo, hi uint32) bool {
@@ -122,7 +142,7 @@ func SameRows(g, in *Graph, lo, hi uint32) bool {
 	if g.Weights == nil || in.Weights == nil {
 		return (g.Weights == nil) == (in.Weights == nil)
 	}
-	return slices.Equal(g.Weights[g.Offsets[lo]:g.Offsets[hi]], in.Weights[in.Offsets[lo]:in.Offsets[hi]])
+	return slices.Equal(g.Weights[g.Off(lo):g.Off(hi)], in.Weights[in.Off(lo):in.Off(hi)])
 }
 
 // ShareOptions say what OpenShareWith keeps besides a share's out-edges.
@@ -235,7 +255,21 @@ func openShare(spec string, opts Options, so ShareOptions, part func(deg []uint6
 	if err != nil {
 		return nil, nil, err
 	}
-	return finishShare(spec, &o, so, pass, h, deg, in, lo, hi, undirected, wantIn)
+	if lo > hi || uint64(hi) > n {
+		return nil, nil, errors.Errorf("csr: share [%d, %d) of a graph of %d vertices", lo, hi, n)
+	}
+	t, _ := top(deg, 0)
+	// The share keeps its own vertices' degrees only (in ends at the
+	// last vertex with an in-edge).
+	deg = slices.Clone(deg[lo:hi])
+	if in != nil {
+		own := make([]uint64, hi-lo)
+		if uint64(len(in)) > uint64(lo) {
+			copy(own, in[lo:])
+		}
+		in = own
+	}
+	return finishShare(spec, &o, so, pass, h, deg, in, lo, hi, t, undirected, wantIn)
 }
 
 // degreeCounter counts the degrees of a pass's edges: out- and
@@ -284,12 +318,6 @@ func (c *degreeCounter) add(es []edgeRec) {
 	}
 }
 
-// arrays are the first k of the out-degrees, the in-degrees and the
-// self-loops.
-func (c *degreeCounter) arrays(k int) [][]uint64 {
-	return [][]uint64{c.deg, c.in, c.loopDeg}[:k]
-}
-
 // shape turns the counts into the partition's degrees of n vertices (an
 // undirected graph's are the sum of the out- and in-degrees, self-loops
 // counted once) and, with wantIn, the in-degrees (self-loops included).
@@ -313,14 +341,16 @@ func (c *degreeCounter) shape(n uint64, undirected, wantIn bool) (deg, in []uint
 }
 
 // finishShare builds the share [lo, hi) of the graph whose passes pass
-// makes, with the degrees of the first one (h is what it said).
-func finishShare(spec string, o *Options, so ShareOptions, pass func(snk sink) (*header, error), h *header, deg, in []uint64, lo, hi uint32, undirected, wantIn bool) (*Share, *Meta, error) {
-	n := uint64(h.n)
+// makes, with the degrees of the first one: deg (and in, nil unless
+// wantIn) are those of [lo, hi), t the vertex Share.Top (h is what the
+// first pass said).
+func finishShare(spec string, o *Options, so ShareOptions, pass func(snk sink) (*header, error), h *header, deg, in []uint64, lo, hi, t uint32, undirected, wantIn bool) (*Share, *Meta, error) {
 	dropLoops := o.SelfLoops == DropSelfLoops
-	if lo > hi || uint64(hi) > n {
-		return nil, nil, errors.Errorf("csr: share [%d, %d) of a graph of %d vertices", lo, hi, n)
+	if lo > hi || hi > h.n || uint64(len(deg)) != uint64(hi-lo) || (wantIn && uint64(len(in)) != uint64(hi-lo)) {
+		return nil, nil, errors.Errorf("csr: share [%d, %d) of a graph of %d vertices", lo, hi, h.n)
 	}
 	weighted := h.weighted && !o.Unweighted
+	v := &Graph{N: h.n, Lo: lo, Offsets: []uint64{0}, IDs: h.ids, Directed: !undirected} // the vertices, no rows
 	if wins := windows(deg, in, lo, hi, weighted || o.Weighted, so); wins != nil {
 		// The rows do not fit ShareOptions.RowBytes: Share.Windows
 		// builds them a window at a time, each in a pass of its own.
@@ -329,8 +359,7 @@ func finishShare(spec string, o *Options, so ShareOptions, pass func(snk sink) (
 		// more): later passes parse the input (free has run).
 		meta := h.meta
 		meta.Directed, meta.Weighted = !undirected, weighted || o.Weighted // finishRows adds synthetic weights
-		g := &Graph{N: h.n, IDs: h.ids, Directed: !undirected}
-		sh := &Share{Graph: g, Lo: lo, Hi: hi, Degrees: deg, win: &windowed{
+		sh := &Share{Graph: v, Lo: lo, Hi: hi, Degrees: deg, Top: t, win: &windowed{
 			bounds: wins, pass: pass, spec: spec, o: *o, in: in, wantIn: wantIn,
 			undirected: undirected, dropLoops: dropLoops, weighted: weighted, meta: meta,
 		}}
@@ -345,11 +374,11 @@ func finishShare(spec string, o *Options, so ShareOptions, pass func(snk sink) (
 	// out-degrees sums its in-edges' fingerprints instead (inSum), and
 	// keeps the in-degrees until the sum is compared with its out-rows'.
 	var inRows *shareRows
-	fingerprint := wantIn && sameDegrees(deg, in, lo, hi)
+	fingerprint := wantIn && slices.Equal(deg, in)
 	if wantIn && !fingerprint {
-		inRows = newShareRows(in, lo, hi, n, weighted)
+		inRows = newShareRows(in, lo, hi, weighted)
 	}
-	out := newShareRows(deg, lo, hi, n, weighted)
+	out := newShareRows(deg, lo, hi, weighted)
 	rp := rowPass{lo: lo, hi: hi, undirected: undirected, dropLoops: dropLoops, fingerprint: fingerprint, weighted: weighted, out: out, in: inRows}
 	if _, err := rp.run(pass); err != nil {
 		return nil, nil, err
@@ -361,7 +390,7 @@ func finishShare(spec string, o *Options, so ShareOptions, pass func(snk sink) (
 	symmetric := fingerprint && inSum == outPrint(out, weighted, o.Workers)
 	if fingerprint && !symmetric {
 		// Pass 3: the in-rows after all.
-		rows := newShareRows(in, lo, hi, n, weighted)
+		rows := newShareRows(in, lo, hi, weighted)
 		p3 := rowPass{lo: lo, hi: hi, dropLoops: dropLoops, in: rows}
 		if _, err := p3.run(pass); err != nil {
 			return nil, nil, err
@@ -371,15 +400,12 @@ func finishShare(spec string, o *Options, so ShareOptions, pass func(snk sink) (
 		}
 		inRows = rows
 	}
-	in = nil
-	off, dst, ws, dups := finishRows(out.off, out.dst, out.ws, o)
-	g := &Graph{N: h.n, Offsets: off, Dst: dst, Weights: ws, IDs: h.ids, Directed: !undirected}
-	sh := &Share{Graph: g, Lo: lo, Hi: hi, Degrees: deg}
+	g, dups := out.graph(v, !undirected, o)
+	sh := &Share{Graph: g, Lo: lo, Hi: hi, Degrees: deg, Top: t}
 	if symmetric {
 		sh.In = g
 	} else if inRows != nil {
-		off, dst, ws, _ := finishRows(inRows.off, inRows.dst, inRows.ws, o)
-		sh.In = &Graph{N: h.n, Offsets: off, Dst: dst, Weights: ws, IDs: h.ids, Directed: true}
+		sh.In, _ = inRows.graph(v, true, o)
 	}
 	meta := h.meta
 	meta.Directed, meta.Weighted = g.Directed, g.Weights != nil
@@ -434,21 +460,6 @@ func (r *rowPass) run(pass func(snk sink) (*header, error)) (*header, error) {
 	})
 }
 
-// sameDegrees reports whether every vertex of [lo, hi) has as many
-// in-edges (in, 0 past its end) as out-edges (deg).
-func sameDegrees(deg, in []uint64, lo, hi uint32) bool {
-	for v := uint64(lo); v < uint64(hi); v++ {
-		c := uint64(0)
-		if v < uint64(len(in)) {
-			c = in[v]
-		}
-		if deg[v] != c {
-			return false
-		}
-	}
-	return true
-}
-
 // outPrint is the fingerprint of the out-rows r of a share, not yet
 // de-duplicated: the sum (mod 2^64) of edgePrint over their edges v→u,
 // which does not depend on their order. The second pass of
@@ -466,7 +477,7 @@ func outPrint(r *shareRows, weighted bool, workers int) uint64 {
 				if r.ws != nil {
 					w = r.ws[k]
 				}
-				x += edgePrint(uint64(v), uint64(r.dst[k]), w, weighted)
+				x += edgePrint(r.lo+uint64(v), uint64(r.dst[k]), w, weighted)
 			}
 		}
 		sum.Add(x)
@@ -488,35 +499,36 @@ func edgePrint(v, u uint64, w float64, weighted bool) uint64 {
 }
 
 // shareRows are the rows of the vertices [lo, hi) that the second pass of
-// OpenShareWith fills: laid out by the first pass's counts, every other
-// vertex's row empty.
+// OpenShareWith fills, laid out by the first pass's counts: off[i] is
+// where vertex lo+i's row starts.
 type shareRows struct {
 	lo  uint64
-	off []uint64 // N+1 offsets
-	pos []uint64 // the next free slot of each row of [lo, hi)
+	off []uint64 // hi-lo+1 offsets
+	pos []uint64 // the next free slot of each row
 	dst []uint32
 	ws  []float64 // nil: unweighted
 }
 
-// newShareRows lays out the rows [lo, hi) of a graph of n vertices, row v
-// holding count[v] edges (0 past the end of count).
-func newShareRows(count []uint64, lo, hi uint32, n uint64, weighted bool) *shareRows {
-	off := make([]uint64, n+1)
-	for v := uint64(lo); v < uint64(hi); v++ {
-		c := uint64(0)
-		if v < uint64(len(count)) {
-			c = count[v]
-		}
-		off[v+1] = off[v] + c
+// newShareRows lays out the rows [lo, hi), row lo+i holding count[i]
+// edges.
+func newShareRows(count []uint64, lo, hi uint32, weighted bool) *shareRows {
+	off := make([]uint64, hi-lo+1)
+	for i, c := range count[:hi-lo] {
+		off[i+1] = off[i] + c
 	}
-	for v := uint64(hi); v < n; v++ {
-		off[v+1] = off[v]
-	}
-	r := &shareRows{lo: uint64(lo), off: off, pos: slices.Clone(off[lo:hi]), dst: make([]uint32, off[n])}
+	m := off[hi-lo]
+	r := &shareRows{lo: uint64(lo), off: off, pos: slices.Clone(off[:hi-lo]), dst: make([]uint32, m)}
 	if weighted {
-		r.ws = make([]float64, off[n])
+		r.ws = make([]float64, m)
 	}
 	return r
+}
+
+// graph is the rows, sorted and de-duplicated as o says (finishRows),
+// as a graph like v (its vertices), and the duplicates dropped.
+func (r *shareRows) graph(v *Graph, directed bool, o *Options) (*Graph, uint64) {
+	off, dst, ws, dups := finishRows(r.off, r.dst, r.ws, uint32(r.lo), o)
+	return &Graph{N: v.N, Lo: uint32(r.lo), Offsets: off, Dst: dst, Weights: ws, IDs: v.IDs, Directed: directed}, dups
 }
 
 // add puts edge s→d (weight w) in row s, which must be in [lo, hi). A
@@ -546,7 +558,7 @@ func changed(spec string, rows ...*shareRows) error {
 			continue
 		}
 		for i, p := range r.pos {
-			if p != r.off[r.lo+uint64(i)+1] {
+			if p != r.off[i+1] {
 				return errors.Errorf("csr: %s changed while it was read (vertex %d's edges differ between two passes)", spec, r.lo+uint64(i))
 			}
 		}

@@ -58,7 +58,7 @@ func checkShares(t *testing.T, spec string, opts Options) {
 					t.Fatalf("vertex %d: partition degree %d below the built %d", v, seen[v], len(full.Neighbors(v)))
 				}
 				if full.Weights != nil && v >= lo && v < hi &&
-					!slices.Equal(g.Weights[g.Offsets[v]:g.Offsets[v+1]], full.Weights[full.Offsets[v]:full.Offsets[v+1]]) {
+					!slices.Equal(g.EdgeWeights(v), full.EdgeWeights(v)) {
 					t.Fatalf("vertex %d: weights differ", v)
 				}
 			}
@@ -151,7 +151,7 @@ func checkIn(t *testing.T, sh *Share, full, tr *Graph) {
 		if v < sh.Lo || v >= sh.Hi {
 			want = nil
 		} else if tr.Weights != nil {
-			wantW, gotW = tr.Weights[tr.Offsets[v]:tr.Offsets[v+1]], in.Weights[in.Offsets[v]:in.Offsets[v+1]]
+			wantW, gotW = tr.EdgeWeights(v), in.EdgeWeights(v)
 		}
 		if !slices.Equal(in.Neighbors(v), want) || !slices.Equal(gotW, wantW) {
 			t.Fatalf("in-edges of [%d,%d), vertex %d: %v %v, transpose %v %v", sh.Lo, sh.Hi, v, in.Neighbors(v), gotW, want, wantW)
@@ -167,7 +167,7 @@ func sameRows(a, b *Graph, lo, hi uint32) bool {
 			return false
 		}
 		if (a.Weights == nil) != (b.Weights == nil) ||
-			a.Weights != nil && !slices.Equal(a.Weights[a.Offsets[v]:a.Offsets[v+1]], b.Weights[b.Offsets[v]:b.Offsets[v+1]]) {
+			a.Weights != nil && !slices.Equal(a.EdgeWeights(v), b.EdgeWeights(v)) {
 			return false
 		}
 	}

@@ -39,7 +39,28 @@ type Staging interface {
 
 // stagedSteps is how many Steps a staged read takes, the first before
 // the staging memory is open (ServeStaged takes them with the CNs).
-const stagedSteps = 6
+const stagedSteps = 7
+
+// Cutter cuts a staged read's graph into chunks by its degrees, which no
+// CN holds whole: each CN places the boundaries that fall in its slice
+// of them (Slice), and every CN makes the cut from every CN's (Cut).
+type Cutter interface {
+	// Slice returns the boundaries that fall in deg, the degrees of the
+	// vertices [lo, lo+len(deg)) of a graph of n vertices whose degrees
+	// sum to edges, those of the vertices before lo summing to before.
+	Slice(deg []uint64, lo uint32, before uint64, n uint32, edges uint64) ([]Boundary, error)
+	// Cut returns the C+1 chunk bounds from the boundaries every CN
+	// placed, in CN order.
+	Cut(placed []Boundary) ([]uint32, error)
+}
+
+// Boundary is where a cut places chunk K's first vertex V; Before is the
+// degrees of the vertices [0, V) summed.
+type Boundary struct {
+	K      int
+	V      uint32
+	Before uint64
+}
 
 // Stageable reports whether OpenStaged reads spec: a regular file (not a
 // FIFO: it is read in ranges, and more than once) holding a text edge
@@ -115,8 +136,8 @@ type stagePlan struct {
 	recBytes uint64
 	reverse  bool
 	idBase   uint64
-	locBase  uint64 // CN c's degree array a at locBase + 8·nMax·(c·arrays + a)
-	sumBase  uint64 // the summed array a at sumBase + 8·nMax·a
+	locBase  uint64 // CN c's degree array a at locBase + 8·nMax·(c·arrays + a), written a slice at a time
+	sumBase  uint64 // the summed array a at sumBase + 8·nMax·a, each CN summing its slice
 	edgeBase uint64
 	total    uint64
 }
@@ -281,11 +302,11 @@ func (in *stagedInput) send(snk sink) error {
 // byte range of the file (a gzipped file, which cannot be cut, is parsed
 // by CN 0 alone), and the parsed edges meet their owners through the
 // staging memory of st, grouped by owner, instead of every CN parsing
-// the whole file. cut partitions the graph by its out-degrees (as part
-// does for OpenShareWith, but returning every chunk's bounds, the same on
-// every CN); the share is chunk cn's.
+// the whole file. cut partitions the graph by its out-degrees, from the
+// slices of them the CNs hold (Cutter); the share is chunk cn's.
 //
-// The steps, each a Step of the whole job:
+// The steps, each a Step of the whole job (when one fails, every rank
+// returns its error):
 //
 //  1. Each CN parses its range, collecting its ids and keeping its edges
 //     while they fit Options.KeepBytes, and says how many edges, lines
@@ -296,25 +317,30 @@ func (in *stagedInput) send(snk sink) error {
 //  2. Each CN writes its ids (a bitmap, or a sorted list when the ids are
 //     too sparse for one) and reads the others': every CN makes the same
 //     map of external to dense ids.
-//  3. Each CN writes its ranges' degree counts; 4. each sums one slice of
-//     every CN's and writes it; every CN reads the sums and cuts the
-//     graph (cut).
-//  5. Each CN says how much room it needs in each chunk's region, from
-//     its own degree counts (an edge goes to the chunk of its source, and
-//     of its destination when in-rows or an undirected graph need it),
-//     and 6. writes its edges there (those of its own chunk stay in its
-//     kept edges, when it kept them) and says how many it wrote.
+//  3. Each CN counts its range's degrees a slice of the vertices at a
+//     time (|V|/C of them, C passes over its kept edges) and writes them.
+//  4. Each CN sums its slice of every CN's counts, writes the sums and
+//     tells the others its slice's total and its vertex with the most.
+//  5. Each CN places the cut's boundaries that fall in its slice
+//     (Cutter.Slice), and every CN makes the cut from them.
+//  6. Each CN says how much room it needs in each chunk's region, from
+//     its own degree counts read back from DM (an edge goes to the chunk
+//     of its source, and of its destination when in-rows or an
+//     undirected graph need it), and 7. writes its edges there (those of
+//     its own chunk stay in its kept edges, when it kept them) and says
+//     how many it wrote. It then reads its chunk's summed degrees.
 //
 // The share then reads its owner's region of the staging memory in every
 // pass its rows take (windows included), so the staging memory must stay
 // open until the share is loaded. Memory: the kept edges of the range
-// (Options.KeepBytes), O(|V|) words of ids and degrees, and the rows as
-// OpenShareWith builds them (ShareOptions.RowBytes).
-func OpenStaged(spec string, opts Options, so ShareOptions, cut func(deg []uint64) ([]uint32, error), st Stage, cn, cns int) (*Share, *Meta, error) {
+// (Options.KeepBytes), the id map, O(|V|/C) words of degrees (a slice,
+// then the chunk's), and the rows as OpenShareWith builds them
+// (ShareOptions.RowBytes), over the chunk's vertices only.
+func OpenStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage, cn, cns int) (*Share, *Meta, error) {
 	return openStaged(spec, opts, so, cut, st, cn, cns, nil)
 }
 
-func openStaged(spec string, opts Options, so ShareOptions, cut func(deg []uint64) ([]uint32, error), st Stage, cn, cns int, rc *readConfig) (*Share, *Meta, error) {
+func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage, cn, cns int, rc *readConfig) (*Share, *Meta, error) {
 	o := opts
 	err := o.Validate()
 	o.EnsureDefaults()
@@ -350,45 +376,52 @@ func openStaged(spec string, opts Options, so ShareOptions, cut func(deg []uint6
 		return nil, nil, err
 	}
 	s := &staged{p: p, mem: mem, cn: cn, in: in, so: so, spec: spec}
+	// Every step's work happens before it, and an error is passed on to
+	// the step: when a step fails, every rank (the MNs too) returns.
 	// Step 2: the ids.
-	_, err = st.Step(s.writeIDs(ids), nil)
+	if _, err = st.Step(s.writeIDs(ids), nil); err != nil {
+		return nil, nil, err
+	}
+	// Steps 3 to 5: the degrees, a slice per CN, and the cut.
+	err = s.readIDs()
 	if err == nil {
-		err = s.readIDs()
+		err = s.writeDegrees(undirected, r.Dropped)
 	}
-	// Steps 3 and 4: the degrees.
-	var dc, sums *degreeCounter
+	if _, err = st.Step(err, nil); err != nil {
+		return nil, nil, err
+	}
+	sl, err := s.sumSlice(undirected)
+	var sum []byte
 	if err == nil {
-		dc, err = s.writeDegrees(undirected)
+		sum, err = json.Marshal(sl.sum)
 	}
-	if _, err = st.Step(err, nil); err == nil {
-		err = s.sumSlice()
+	if all, err = st.Step(err, sum); err != nil {
+		return nil, nil, err
 	}
-	if _, err = st.Step(err, nil); err == nil {
-		sums, err = s.readSums()
-	}
-	var bounds []uint32
-	var deg, inDeg []uint64
-	wantIn := so.In && !undirected
+	var placed []byte
+	sums, err := decodeSums(all)
 	if err == nil {
-		deg, inDeg = sums.shape(uint64(in.m.n), undirected, wantIn)
-		bounds, err = cut(deg)
-		if err == nil && (len(bounds) != cns+1 || !slices.IsSorted(bounds) || uint64(bounds[cns]) != uint64(in.m.n)) {
-			err = errors.Errorf("csr: %s: a cut of %d vertices into %d chunks has bounds %v", spec, in.m.n, cns, bounds)
-		}
+		placed, err = s.place(cut, sl, sums)
 	}
-	// Steps 5 and 6: the edges, to their owners; with its edges kept, a
+	sl = nil
+	if all, err = st.Step(err, placed); err != nil {
+		return nil, nil, err
+	}
+	// Steps 6 and 7: the edges, to their owners; with its edges kept, a
 	// CN keeps those of its own chunk (it reads them from its kept ones).
-	s.local, s.bounds = in.kept.ok(), owners(bounds)
+	bounds, err := s.cut(cut, all)
 	var room []byte
 	if err == nil {
-		room, err = json.Marshal(s.room(dc, bounds))
+		s.local, s.bounds = in.kept.ok(), owners(bounds)
+		var rm []uint64
+		if rm, err = s.room(bounds, r.Dropped); err == nil {
+			room, err = json.Marshal(rm)
+		}
 	}
-	dc = nil
-	all, err = st.Step(err, room)
-	var sent []uint64
-	if err == nil {
-		sent, err = s.route(all, bounds)
+	if all, err = st.Step(err, room); err != nil {
+		return nil, nil, err
 	}
+	sent, err := s.route(all, bounds)
 	var sp []byte
 	if err == nil {
 		sp, err = json.Marshal(sent)
@@ -407,9 +440,15 @@ func openStaged(spec string, opts Options, so ShareOptions, cut func(deg []uint6
 	if !keep {
 		in.kept.free()
 	}
+	wantIn := so.In && !undirected
+	lo, hi := bounds[cn], bounds[cn+1]
+	deg, inDeg, err := s.chunkDegrees(lo, hi, undirected, wantIn)
+	if err != nil {
+		return nil, nil, err
+	}
 	meta := &Meta{Name: datasetName(in.path), Path: in.path, Format: in.format, InputEdges: p.edges}
 	h := &header{n: in.m.n, ids: in.m.ids, directed: true, weighted: in.weighted, meta: meta} // ids: nil for the identity
-	sh, meta, err := finishShare(spec, &o, so, s.pass, h, deg, inDeg, bounds[cn], bounds[cn+1], undirected, wantIn)
+	sh, meta, err := finishShare(spec, &o, so, s.pass, h, deg, inDeg, lo, hi, topOf(sums), undirected, wantIn)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -628,64 +667,199 @@ func (s *staged) readIDs() error {
 	return nil
 }
 
-// writeDegrees is step 3: this CN's edges' degree counts, each array
-// written whole (n words).
-func (s *staged) writeDegrees(undirected bool) (*degreeCounter, error) {
+// writeDegrees is step 3: this CN's edges' degree counts, written a
+// slice of the vertices at a time (the slices of step 4), each counted
+// in a pass over its edges: a CN holds the counts of |V|/C vertices, not
+// of every vertex, for C passes over its kept edges (or parses of its
+// range, when it could not keep them). dropped is the self-loops of the
+// range that the policy drops.
+func (s *staged) writeDegrees(undirected bool, dropped uint64) error {
 	p := s.p
 	n := uint64(s.in.m.n)
-	dc := &degreeCounter{dropLoops: s.in.o.SelfLoops == DropSelfLoops, loops: s.so.In && !undirected,
-		deg: make([]uint64, n), in: make([]uint64, n)}
-	if dc.loops {
-		dc.loopDeg = make([]uint64, n)
-	}
-	if _, err := batches(func(snk sink) (*header, error) { return nil, s.in.send(snk) }, dc.add); err != nil {
-		return nil, err
-	}
-	for a, arr := range dc.arrays(p.arrays) {
-		if err := s.writeWords(p.locBase+8*p.nMax*uint64(s.cn*p.arrays+a), arr); err != nil {
-			return nil, err
+	dropLoops := s.in.o.SelfLoops == DropSelfLoops
+	for c := range p.cns {
+		lo, hi := s.slice(c, n)
+		w := hi - lo
+		arrs := make([][]uint64, p.arrays)
+		for a := range arrs {
+			arrs[a] = make([]uint64, w)
 		}
-	}
-	return dc, nil
-}
-
-// slice is CN c's slice of n words in step 4.
-func (s *staged) slice(c int, n uint64) (lo, hi uint64) {
-	return uint64(c) * n / uint64(s.p.cns), uint64(c+1) * n / uint64(s.p.cns)
-}
-
-// sumSlice is step 4: this CN sums its slice of every CN's arrays and
-// writes the sums.
-func (s *staged) sumSlice() error {
-	p := s.p
-	lo, hi := s.slice(s.cn, uint64(s.in.m.n))
-	sum := make([]uint64, hi-lo)
-	add := func(a, b uint64) uint64 { return a + b }
-	for a := range p.arrays {
-		clear(sum)
-		for c := range p.cns {
-			if err := s.readWords(sum, p.locBase+8*(p.nMax*uint64(c*p.arrays+a)+lo), add); err != nil {
+		deg, in := arrs[0], arrs[min(1, p.arrays-1)]
+		var loopDeg []uint64
+		if p.arrays == 3 {
+			loopDeg = arrs[2]
+		}
+		_, err := batches(func(snk sink) (*header, error) { return nil, s.in.send(snk) }, func(es []edgeRec) {
+			for _, e := range es {
+				i, j := e.s-lo, e.d-lo // past the slice when they wrap
+				if e.s != e.d {
+					if i < w {
+						deg[i]++
+					}
+					if j < w && p.arrays > 1 {
+						in[j]++
+					}
+				} else if !dropLoops && i < w {
+					deg[i]++
+					if loopDeg != nil {
+						loopDeg[i]++
+					}
+				}
+			}
+		})
+		if err != nil {
+			return err
+		}
+		for a, arr := range arrs {
+			if err := s.writeWords(p.locBase+8*(p.nMax*uint64(s.cn*p.arrays+a)+lo), arr); err != nil {
 				return err
 			}
-		}
-		if err := s.writeWords(p.sumBase+8*(p.nMax*uint64(a)+lo), sum); err != nil {
-			return err
 		}
 	}
 	return nil
 }
 
-// readSums reads the summed arrays: the graph's degree counts.
-func (s *staged) readSums() (*degreeCounter, error) {
-	n := uint64(s.in.m.n)
-	arrs := make([][]uint64, 3)
-	for a := range s.p.arrays {
-		arrs[a] = make([]uint64, n)
-		if err := s.readWords(arrs[a], s.p.sumBase+8*s.p.nMax*uint64(a), nil); err != nil {
+// slice is CN c's slice of n words in steps 3 and 4.
+func (s *staged) slice(c int, n uint64) (lo, hi uint64) {
+	return uint64(c) * n / uint64(s.p.cns), uint64(c+1) * n / uint64(s.p.cns)
+}
+
+// sliceSum is what a CN tells the others of its slice of the summed
+// degrees (as the partition sees them): their sum, and the vertex with
+// the most (the lowest on ties) and how many.
+type sliceSum struct {
+	Edges  uint64
+	Top    uint32
+	TopDeg uint64
+}
+
+// degreeSlice is this CN's slice [lo, lo+len(deg)) of the partition's
+// degrees, and what it tells the others of it.
+type degreeSlice struct {
+	lo  uint32
+	deg []uint64
+	sum sliceSum
+}
+
+// sumSlice is step 4: this CN sums its slice of every CN's arrays,
+// writes the sums and returns its slice of the partition's degrees.
+func (s *staged) sumSlice(undirected bool) (*degreeSlice, error) {
+	p := s.p
+	lo, hi := s.slice(s.cn, uint64(s.in.m.n))
+	sum := make([]uint64, hi-lo)
+	var deg []uint64
+	add := func(a, b uint64) uint64 { return a + b }
+	for a := range p.arrays {
+		clear(sum)
+		for c := range p.cns {
+			if err := s.readWords(sum, p.locBase+8*(p.nMax*uint64(c*p.arrays+a)+lo), add); err != nil {
+				return nil, err
+			}
+		}
+		if err := s.writeWords(p.sumBase+8*(p.nMax*uint64(a)+lo), sum); err != nil {
 			return nil, err
 		}
+		switch {
+		case a == 0:
+			deg = slices.Clone(sum)
+		case a == 1 && undirected: // both directions, a self-loop once
+			for i, x := range sum {
+				deg[i] += x
+			}
+		}
 	}
-	return &degreeCounter{deg: arrs[0], in: arrs[1], loopDeg: arrs[2]}, nil
+	sl := &degreeSlice{lo: uint32(lo), deg: deg}
+	for _, d := range deg {
+		sl.sum.Edges += d
+	}
+	sl.sum.Top, sl.sum.TopDeg = top(deg, sl.lo)
+	return sl, nil
+}
+
+// decodeSums decodes every CN's sliceSum.
+func decodeSums(all [][]byte) ([]sliceSum, error) {
+	sums := make([]sliceSum, len(all))
+	for c, b := range all {
+		if err := json.Unmarshal(b, &sums[c]); err != nil {
+			return nil, errors.Wrapf(err, "csr: CN %d's degree sums", c)
+		}
+	}
+	return sums, nil
+}
+
+// topOf is the vertex with the most degrees of every slice's, the lowest
+// on ties.
+func topOf(sums []sliceSum) uint32 {
+	best := 0
+	for c, x := range sums {
+		if x.TopDeg > sums[best].TopDeg {
+			best = c
+		}
+	}
+	if len(sums) == 0 {
+		return 0
+	}
+	return sums[best].Top
+}
+
+// place is step 5's part on this CN: the boundaries of the cut that fall
+// in its slice.
+func (s *staged) place(cut Cutter, sl *degreeSlice, sums []sliceSum) ([]byte, error) {
+	var before, edges uint64
+	for c, x := range sums {
+		if c < s.cn {
+			before += x.Edges
+		}
+		edges += x.Edges
+	}
+	placed, err := cut.Slice(sl.deg, sl.lo, before, s.in.m.n, edges)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(placed)
+}
+
+// cut is step 5's end: the bounds from every CN's boundaries.
+func (s *staged) cut(cut Cutter, all [][]byte) ([]uint32, error) {
+	var placed []Boundary
+	for c, b := range all {
+		var bs []Boundary
+		if err := json.Unmarshal(b, &bs); err != nil {
+			return nil, errors.Wrapf(err, "csr: CN %d's boundaries", c)
+		}
+		placed = append(placed, bs...)
+	}
+	bounds, err := cut.Cut(placed)
+	n := s.in.m.n
+	if err == nil && (len(bounds) != s.p.cns+1 || !slices.IsSorted(bounds) || bounds[0] != 0 || bounds[s.p.cns] != n) {
+		err = errors.Errorf("csr: %s: a cut of %d vertices into %d chunks has bounds %v", s.spec, n, s.p.cns, bounds)
+	}
+	return bounds, err
+}
+
+// chunkDegrees reads the summed degrees of the chunk [lo, hi): the
+// partition's (an undirected graph's both directions, a self-loop once)
+// and with wantIn the in-degrees (self-loops included).
+func (s *staged) chunkDegrees(lo, hi uint32, undirected, wantIn bool) (deg, in []uint64, err error) {
+	p := s.p
+	read := func(a int, f func(x, y uint64) uint64, dst []uint64) error {
+		return s.readWords(dst, p.sumBase+8*(p.nMax*uint64(a)+uint64(lo)), f)
+	}
+	add := func(x, y uint64) uint64 { return x + y }
+	deg = make([]uint64, hi-lo)
+	if err = read(0, nil, deg); err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case undirected:
+		err = read(1, add, deg)
+	case wantIn:
+		in = make([]uint64, hi-lo)
+		if err = read(1, nil, in); err == nil && p.arrays == 3 {
+			err = read(2, add, in)
+		}
+	}
+	return deg, in, err
 }
 
 // owners routes edges to the chunks of bounds.
@@ -705,27 +879,42 @@ func (b owners) of(v uint64) int {
 	return lo
 }
 
-// room is step 5: how many records this CN may send each chunk, from
-// its own degree counts: the out-edges of the chunk's vertices, with
+// room is step 6: how many records this CN may send each chunk of
+// bounds, from its own degree counts (read back, a piece at a time, from
+// where step 3 wrote them): the out-edges of the chunk's vertices, with
 // reverse their in-edges too (an edge inside the chunk goes once but
-// counts twice), and the self-loops the policy drops (routed for their
-// count).
-func (s *staged) room(dc *degreeCounter, bounds []uint32) []uint64 {
-	room := make([]uint64, s.p.cns)
-	for o := range room {
-		var x uint64
-		for v := bounds[o]; v < bounds[o+1]; v++ {
-			x += dc.deg[v]
-			if s.p.reverse {
-				x += dc.in[v]
+// counts twice), and the self-loops the policy drops (dropped, routed
+// for their count).
+func (s *staged) room(bounds []uint32, dropped uint64) ([]uint64, error) {
+	p := s.p
+	room := make([]uint64, p.cns)
+	arrays := 1
+	if p.reverse {
+		arrays = 2
+	}
+	buf := make([]uint64, min(stageIO/8, uint64(s.in.m.n)))
+	for a := range arrays {
+		base := p.locBase + 8*p.nMax*uint64(s.cn*p.arrays+a)
+		for o := range room {
+			for v := uint64(bounds[o]); v < uint64(bounds[o+1]); {
+				b := buf[:min(uint64(len(buf)), uint64(bounds[o+1])-v)]
+				if err := s.readWords(b, base+8*v, nil); err != nil {
+					return nil, err
+				}
+				for _, x := range b {
+					room[o] += x
+				}
+				v += uint64(len(b))
 			}
 		}
-		room[o] = x + dc.dropped
+	}
+	for o := range room {
+		room[o] += dropped
 	}
 	if s.local {
 		room[s.cn] = 0
 	}
-	return room
+	return room, nil
 }
 
 // stageRecs is how many records a CN buffers per chunk before it writes

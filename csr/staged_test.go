@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dmg-hpc/dmg/balance"
 	"github.com/pkg/errors"
 )
 
@@ -90,26 +91,53 @@ func (m *memRank) Open(bytes uint64) (Staging, error) {
 	return byteStaging(s.mem), nil
 }
 
-// evenCut cuts n vertices into cns chunks of about n/cns each, or puts
-// them all in the last chunk (lopsided: the others are empty).
-func evenCut(cns int, lopsided bool) func(deg []uint64) ([]uint32, error) {
-	return func(deg []uint64) ([]uint32, error) {
-		n := uint64(len(deg))
-		b := make([]uint32, cns+1)
-		for c := range b {
-			b[c] = uint32(n * uint64(c) / uint64(cns))
-			if lopsided && c < cns {
-				b[c] = 0
-			}
-		}
-		return b, nil
+// testCut is a staged read's cut for the tests (a Cutter, one per CN):
+// even (about n/cns vertices a chunk), lopsided (every vertex in the
+// last chunk, the others empty) or balanced (balance.Chunks's cut, made
+// from the CNs' slices of the degrees).
+type testCut struct {
+	cns  int
+	mode string
+	n    uint32
+	cut  balance.Cut
+}
+
+func (c *testCut) Slice(deg []uint64, lo uint32, before uint64, n uint32, edges uint64) ([]Boundary, error) {
+	c.n = n
+	if c.mode != "balanced" {
+		return nil, nil
 	}
+	c.cut = balance.Cut{Parts: c.cns, Alpha: balance.DefaultAlpha(c.cns), N: n, Edges: edges}
+	bs, err := c.cut.Slice(deg, lo, before)
+	out := make([]Boundary, len(bs))
+	for i, b := range bs {
+		out[i] = Boundary(b)
+	}
+	return out, err
+}
+
+func (c *testCut) Cut(placed []Boundary) ([]uint32, error) {
+	if c.mode == "balanced" {
+		bs := make([]balance.Boundary, len(placed))
+		for i, b := range placed {
+			bs[i] = balance.Boundary(b)
+		}
+		return c.cut.Bounds(bs)
+	}
+	b := make([]uint32, c.cns+1)
+	for k := range b {
+		b[k] = uint32(uint64(c.n) * uint64(k) / uint64(c.cns))
+		if c.mode == "lopsided" && k < c.cns {
+			b[k] = 0
+		}
+	}
+	return b, nil
 }
 
 // stagedShares reads spec staged by cns CNs (and mns MNs serving) and
 // returns every CN's share, or the error of CN 0 after checking that
 // every rank failed alike.
-func stagedShares(t *testing.T, spec string, o Options, so ShareOptions, cns, mns int, lopsided bool, rc func(cn int) *readConfig) ([]*Share, []*Meta, error) {
+func stagedShares(t *testing.T, spec string, o Options, so ShareOptions, cns, mns int, cut string, rc func(cn int) *readConfig) ([]*Share, []*Meta, error) {
 	t.Helper()
 	st := newMemStage(cns, mns)
 	shares, metas, errs := make([]*Share, cns), make([]*Meta, cns), make([]error, cns+mns)
@@ -126,7 +154,7 @@ func stagedShares(t *testing.T, spec string, o Options, so ShareOptions, cns, mn
 			if rc != nil {
 				cfg = rc(r)
 			}
-			shares[r], metas[r], errs[r] = openStaged(spec, o, so, evenCut(cns, lopsided), st.rank(r), r, cns, cfg)
+			shares[r], metas[r], errs[r] = openStaged(spec, o, so, &testCut{cns: cns, mode: cut}, st.rank(r), r, cns, cfg)
 		}()
 	}
 	wg.Wait()
@@ -159,21 +187,32 @@ func TestStagedMatchesShare(t *testing.T) {
 		{"txt gzipped", gz, Options{}, ShareOptions{In: true}},
 		{"el synthetic weights", el, Options{Weighted: true}, ShareOptions{}},
 	} {
-		cnsList, cuts := []int{1, 2, 3, 5}, []bool{false, true}
+		cnsList, cuts := []int{1, 2, 3, 5}, []string{"even", "lopsided", "balanced"}
 		if testing.Short() { // -race in CI: two CN counts, one cut each
-			cnsList, cuts = []int{2, 3}, []bool{false}
+			cnsList, cuts = []int{2, 3}, []string{"balanced"}
 		}
 		for _, cns := range cnsList {
-			for _, lopsided := range cuts {
-				lopsided = lopsided || (testing.Short() && cns == 3)
-				t.Run(fmt.Sprintf("%s/cn%d/lopsided=%v", c.name, cns, lopsided), func(t *testing.T) {
+			for _, cut := range cuts {
+				if testing.Short() && cns == 3 {
+					cut = "lopsided"
+				}
+				t.Run(fmt.Sprintf("%s/cn%d/%s", c.name, cns, cut), func(t *testing.T) {
 					c.o.Workers = 1 + cns%3
-					shares, metas, err := stagedShares(t, c.path, c.o, c.so, cns, 1+cns%2, lopsided, nil)
+					shares, metas, err := stagedShares(t, c.path, c.o, c.so, cns, 1+cns%2, cut, nil)
 					if err != nil {
 						t.Fatal(err)
 					}
 					for k, sh := range shares {
-						want, wmeta, err := OpenShareWith(c.path, c.o, c.so, func([]uint64) (uint32, uint32, error) { return sh.Lo, sh.Hi, nil })
+						want, wmeta, err := OpenShareWith(c.path, c.o, c.so, func(deg []uint64) (uint32, uint32, error) {
+							if cut == "balanced" { // the same cut from the whole degrees
+								b, err := balance.Chunks(deg, cns, balance.DefaultAlpha(cns))
+								if err != nil {
+									return 0, 0, err
+								}
+								return b[k], b[k+1], nil
+							}
+							return sh.Lo, sh.Hi, nil
+						})
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -250,8 +289,8 @@ func sameShare(t *testing.T, k int, got, want *Share) {
 			t.Fatal(err)
 		}
 	}
-	if got.Lo != want.Lo || got.Hi != want.Hi || !slices.Equal(got.Degrees, want.Degrees) {
-		t.Fatalf("CN %d: [%d, %d) degrees %v; OpenShareWith's [%d, %d) %v", k, got.Lo, got.Hi, got.Degrees, want.Lo, want.Hi, want.Degrees)
+	if got.Lo != want.Lo || got.Hi != want.Hi || !slices.Equal(got.Degrees, want.Degrees) || got.Top != want.Top {
+		t.Fatalf("CN %d: [%d, %d) degrees %v top %d; OpenShareWith's [%d, %d) %v %d", k, got.Lo, got.Hi, got.Degrees, got.Top, want.Lo, want.Hi, want.Degrees, want.Top)
 	}
 	if !reflect.DeepEqual(got.Graph, want.Graph) {
 		t.Fatalf("CN %d: the rows differ from OpenShareWith's", k)
@@ -299,7 +338,7 @@ func TestStagedBadLine(t *testing.T) {
 	}
 	want := p + ":1501: expected a non-negative integer destination vertex id"
 	for _, cns := range []int{1, 2, 3, 4, 7} {
-		_, _, err := stagedShares(t, p, Options{Workers: 2}, ShareOptions{}, cns, 2, false, func(cn int) *readConfig { return splitConfig(uint64(cns+cn), b.Len()) })
+		_, _, err := stagedShares(t, p, Options{Workers: 2}, ShareOptions{}, cns, 2, "balanced", func(cn int) *readConfig { return splitConfig(uint64(cns+cn), b.Len()) })
 		if err == nil || !IsInputError(err) || !strings.Contains(err.Error(), want) {
 			t.Fatalf("%d CNs: %v; want an input error containing %q", cns, err, want)
 		}
@@ -309,7 +348,7 @@ func TestStagedBadLine(t *testing.T) {
 // A missing file fails every rank, with the same steps on the MNs.
 func TestStagedMissingFile(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "none.el")
-	_, _, err := stagedShares(t, p, Options{}, ShareOptions{}, 3, 2, false, nil)
+	_, _, err := stagedShares(t, p, Options{}, ShareOptions{}, 3, 2, "even", nil)
 	if err == nil || !strings.Contains(err.Error(), "none.el") {
 		t.Fatalf("%v; want an error naming none.el", err)
 	}
@@ -362,7 +401,7 @@ func FuzzStaged(f *testing.F) {
 		}
 		full, _, ferr := open(p, serialOpts(o), carefulConfig())
 		n := 1 + int(cns%6)
-		shares, _, serr := stagedShares(t, p, o, so, n, 1+int(cns/6%2), split/2%2 == 1, func(cn int) *readConfig { return splitConfig(split+uint64(cn), len(data)) })
+		shares, _, serr := stagedShares(t, p, o, so, n, 1+int(cns/6%2), []string{"even", "lopsided", "balanced"}[split/2%3], func(cn int) *readConfig { return splitConfig(split+uint64(cn), len(data)) })
 		if (ferr == nil) != (serr == nil) {
 			t.Fatalf("whole graph: %v; staged: %v", ferr, serr)
 		}
@@ -419,7 +458,7 @@ func TestStagedProgress(t *testing.T) {
 				mu.Unlock()
 			}}
 			var sh *Share
-			sh, _, errs[r] = OpenStaged(p, Options{}, so, evenCut(cns, false), st.rank(r), r, cns)
+			sh, _, errs[r] = OpenStaged(p, Options{}, so, &testCut{cns: cns, mode: "even"}, st.rank(r), r, cns)
 			sh.Free()
 		}()
 	}

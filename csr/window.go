@@ -20,7 +20,7 @@ type windowed struct {
 }
 
 // windows cuts the share [lo, hi) into windows whose rows (out-rows by
-// deg, in-rows by in when not nil) fit so.RowBytes, each a whole number
+// deg, in-rows by in when not nil, both the share's) fit so.RowBytes, each a whole number
 // of so.Align vertices from lo (the last one excepted), and at least one
 // such step. It returns nil when the whole share fits.
 func windows(deg, in []uint64, lo, hi uint32, weighted bool, so ShareOptions) []uint32 {
@@ -41,10 +41,10 @@ func windows(deg, in []uint64, lo, hi uint32, weighted bool, so ShareOptions) []
 	for a := uint64(lo); a < uint64(hi); {
 		b := min(a+align, uint64(hi))
 		var c uint64
-		for v := a; v < b; v++ {
-			c += deg[v]
-			if v < uint64(len(in)) {
-				c += in[v]
+		for i := a - uint64(lo); i < b-uint64(lo); i++ {
+			c += deg[i]
+			if in != nil {
+				c += in[i]
 			}
 		}
 		c *= per
@@ -105,7 +105,7 @@ func (s *Share) Windows(f func(g, in *Graph, lo, hi uint32) error) error {
 	sym := w.undirected || w.wantIn
 	for j, i := range todo {
 		lo, hi := w.bounds[i], w.bounds[i+1]
-		g, in, l, d, err := w.build(s.Graph, s.Degrees, lo, hi)
+		g, in, l, d, err := w.build(s.Graph, s.Degrees[lo-s.Lo:hi-s.Lo], lo, hi, s.Lo)
 		if err != nil {
 			return err
 		}
@@ -139,15 +139,15 @@ type builtWindow struct {
 	i     int // the window's index
 }
 
-// build makes the rows of the window [lo, hi) in one pass: the
-// out-rows (counted by deg), and the in-rows when the share has them.
-func (w *windowed) build(v *Graph, deg []uint64, lo, hi uint32) (g, in *Graph, loops, dups uint64, err error) {
-	n := uint64(v.N)
+// build makes the rows of the window [lo, hi) of a share from first in
+// one pass: the out-rows (counted by deg, the window's), and the in-rows
+// when the share has them.
+func (w *windowed) build(v *Graph, deg []uint64, lo, hi, first uint32) (g, in *Graph, loops, dups uint64, err error) {
 	var inRows *shareRows
 	if w.wantIn {
-		inRows = newShareRows(w.in, lo, hi, n, w.weighted)
+		inRows = newShareRows(w.in[lo-first:hi-first], lo, hi, w.weighted)
 	}
-	out := newShareRows(deg, lo, hi, n, w.weighted)
+	out := newShareRows(deg, lo, hi, w.weighted)
 	rp := rowPass{lo: lo, hi: hi, undirected: w.undirected, dropLoops: w.dropLoops, weighted: w.weighted, out: out, in: inRows}
 	if _, err := rp.run(w.pass); err != nil {
 		return nil, nil, 0, 0, err
@@ -155,11 +155,9 @@ func (w *windowed) build(v *Graph, deg []uint64, lo, hi uint32) (g, in *Graph, l
 	if err := changed(w.spec, out, inRows); err != nil {
 		return nil, nil, 0, 0, err
 	}
-	off, dst, ws, dups := finishRows(out.off, out.dst, out.ws, &w.o)
-	g = &Graph{N: v.N, Offsets: off, Dst: dst, Weights: ws, IDs: v.IDs, Directed: v.Directed}
+	g, dups = out.graph(v, v.Directed, &w.o)
 	if inRows != nil {
-		off, dst, ws, _ := finishRows(inRows.off, inRows.dst, inRows.ws, &w.o)
-		in = &Graph{N: v.N, Offsets: off, Dst: dst, Weights: ws, IDs: v.IDs, Directed: true}
+		in, _ = inRows.graph(v, true, &w.o)
 	}
 	return g, in, rp.loops, dups, nil
 }

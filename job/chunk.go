@@ -95,8 +95,8 @@ func nonNegative(g *csr.Graph, lo, hi uint32, name, graph string) error {
 		return nil
 	}
 	for v := lo; v < hi; v++ {
-		a := g.Offsets[v]
-		for i, wt := range g.Weights[a:g.Offsets[v+1]] {
+		a, b := g.Row(v)
+		for i, wt := range g.Weights[a:b] {
 			if wt < 0 || math.IsNaN(wt) {
 				return &rank.ParamError{Msg: fmt.Sprintf("%s needs non-negative weights; edge %d→%d of %s has weight %g", name, g.ExternalID(v), g.ExternalID(g.Dst[a+uint64(i)]), graph, wt)}
 			}

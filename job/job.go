@@ -694,21 +694,14 @@ func prepare(cfg *Config, alg algo.Algorithm, wantIn bool, out *Outcome, w *spmd
 	if alpha == 0 {
 		alpha = balance.DefaultAlpha(w.Roles.CN)
 	}
-	cut := func(deg []uint64) ([]uint32, error) {
+	part := func(deg []uint64) (uint32, uint32, error) {
 		t := time.Now()
 		chunks, err := balance.Chunks(deg, w.Roles.CN, alpha)
 		if err != nil {
-			return nil, err
+			return 0, 0, err
 		}
 		out.Chunks, out.Imbalance = chunks, balance.Imbalance(deg, chunks, alpha)
 		out.PartS = time.Since(t).Seconds()
-		return chunks, nil
-	}
-	part := func(deg []uint64) (uint32, uint32, error) {
-		chunks, err := cut(deg)
-		if err != nil {
-			return 0, 0, err
-		}
 		return chunks[w.Index], chunks[w.Index+1], nil
 	}
 	so := csr.ShareOptions{In: wantIn, RowBytes: cfg.RowBytes, Align: uint32(cfg.Layout.BatchVertices), Progress: cfg.ReadProgress}
@@ -716,7 +709,7 @@ func prepare(cfg *Config, alg algo.Algorithm, wantIn bool, out *Outcome, w *spmd
 	var meta *csr.Meta
 	var err error
 	if stg != nil {
-		sh, meta, err = csr.OpenStaged(cfg.Graph, opts, so, cut, stg, w.Index, w.Roles.CN)
+		sh, meta, err = csr.OpenStaged(cfg.Graph, opts, so, &slicedCut{parts: w.Roles.CN, alpha: alpha, out: out}, stg, w.Index, w.Roles.CN)
 	} else {
 		sh, meta, err = csr.OpenShareWith(cfg.Graph, opts, so, part)
 	}
@@ -753,12 +746,7 @@ func resolve(cfg *Config, alg algo.Algorithm, sh *csr.Share, meta *csr.Meta, w *
 		}
 	}
 	if !has {
-		var best uint32
-		for v, d := range sh.Degrees {
-			if d > sh.Degrees[best] {
-				best = uint32(v)
-			}
-		}
+		best := sh.Top
 		spec.Params.Source, spec.SourceID, spec.SourceFrom = best, g.ExternalID(best), "most out-edges"
 		return spec, nil
 	}
@@ -768,6 +756,48 @@ func resolve(cfg *Config, alg algo.Algorithm, sh *csr.Share, meta *csr.Meta, w *
 	}
 	spec.Params.Source, spec.SourceID, spec.SourceFrom = v, ext, from
 	return spec, nil
+}
+
+// slicedCut is the stage-1 cut (balance.Chunks) of a staged read, made
+// from the slices of the degrees the CNs hold (csr.Cutter); it records
+// the cut in out as the part function of a whole read does.
+type slicedCut struct {
+	parts int
+	alpha float64
+	out   *Outcome
+	cut   balance.Cut
+	secs  float64 // spent in Slice
+}
+
+func (c *slicedCut) Slice(deg []uint64, lo uint32, before uint64, n uint32, edges uint64) ([]csr.Boundary, error) {
+	t := time.Now()
+	c.cut = balance.Cut{Parts: c.parts, Alpha: c.alpha, N: n, Edges: edges}
+	bs, err := c.cut.Slice(deg, lo, before)
+	out := make([]csr.Boundary, len(bs))
+	for i, b := range bs {
+		out[i] = csr.Boundary(b)
+	}
+	c.secs = time.Since(t).Seconds()
+	return out, err
+}
+
+func (c *slicedCut) Cut(placed []csr.Boundary) ([]uint32, error) {
+	t := time.Now()
+	bs := make([]balance.Boundary, len(placed))
+	before := make([]uint64, c.parts)
+	for i, b := range placed {
+		bs[i] = balance.Boundary(b)
+		if b.K > 0 && b.K < c.parts {
+			before[b.K] = b.Before
+		}
+	}
+	chunks, err := c.cut.Bounds(bs)
+	if err != nil {
+		return nil, err
+	}
+	c.out.Chunks, c.out.Imbalance = chunks, c.cut.Imbalance(chunks, before)
+	c.out.PartS = c.secs + time.Since(t).Seconds()
+	return chunks, nil
 }
 
 // crossCheck verifies every CN computed the same chunk boundaries (the
