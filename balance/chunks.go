@@ -142,24 +142,21 @@ func (c Cut) Bounds(placed []Boundary) ([]uint32, error) {
 	return b, nil
 }
 
-// Imbalance is Imbalance over the cut's chunks given by their bounds
-// and, for each, the degrees before its first vertex summed (a
-// Boundary's Before; 0 for chunk 0).
-func (c Cut) Imbalance(bounds []uint32, before []uint64) float64 {
-	var sum, mx float64
-	for i := range len(bounds) - 1 {
-		e := c.Edges
-		if i+1 < len(bounds)-1 {
-			e = before[i+1]
+// Imbalance is Imbalance over the cut's chunks, given by their bounds
+// and the boundaries placed (each saying the degrees before its vertex).
+func (c Cut) Imbalance(bounds []uint32, placed []Boundary) float64 {
+	before := make([]uint64, len(bounds)) // before chunk i's first vertex
+	before[len(bounds)-1] = c.Edges
+	for _, b := range placed {
+		if b.K > 0 && b.K < len(bounds)-1 {
+			before[b.K] = b.Before
 		}
-		x := c.Alpha*float64(bounds[i+1]-bounds[i]) + float64(e-before[i])
-		sum += x
-		mx = max(mx, x)
 	}
-	if sum == 0 {
-		return 0
+	costs := make([]float64, len(bounds)-1)
+	for i := range costs {
+		costs[i] = c.Alpha*float64(bounds[i+1]-bounds[i]) + float64(before[i+1]-before[i])
 	}
-	return mx / (sum / float64(len(bounds)-1))
+	return maxOverMean(costs)
 }
 
 // Costs returns α·|V_i| + |E_i| of each chunk.
@@ -175,7 +172,12 @@ func Costs(degrees []uint64, bounds []uint32, alpha float64) []float64 {
 
 // Imbalance is max/mean of the chunk costs (1 is perfect; 0 for no work).
 func Imbalance(degrees []uint64, bounds []uint32, alpha float64) float64 {
-	c := Costs(degrees, bounds, alpha)
+	return maxOverMean(Costs(degrees, bounds, alpha))
+}
+
+// maxOverMean is the largest of the costs c over their mean (0 when they
+// sum to 0).
+func maxOverMean(c []float64) float64 {
 	var sum, mx float64
 	for _, x := range c {
 		sum += x

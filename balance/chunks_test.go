@@ -185,11 +185,7 @@ func TestCutSlices(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("trial %d: sliced %v, want %v (deg %v, parts %d, alpha %g)", trial, got, want, deg, parts, alpha)
 		}
-		bef := make([]uint64, parts)
-		for _, b := range placed {
-			bef[b.K] = b.Before
-		}
-		if a, b := c.Imbalance(got, bef), Imbalance(deg, got, alpha); math.Abs(a-b) > 1e-9*max(1, b) {
+		if a, b := c.Imbalance(got, placed), Imbalance(deg, got, alpha); math.Abs(a-b) > 1e-9*max(1, b) {
 			t.Fatalf("trial %d: imbalance %g, from the costs %g", trial, a, b)
 		}
 	}

@@ -259,15 +259,10 @@ func openShare(spec string, opts Options, so ShareOptions, part func(deg []uint6
 		return nil, nil, errors.Errorf("csr: share [%d, %d) of a graph of %d vertices", lo, hi, n)
 	}
 	t, _ := top(deg, 0)
-	// The share keeps its own vertices' degrees only (in ends at the
-	// last vertex with an in-edge).
+	// The share keeps its own vertices' degrees only.
 	deg = slices.Clone(deg[lo:hi])
 	if in != nil {
-		own := make([]uint64, hi-lo)
-		if uint64(len(in)) > uint64(lo) {
-			copy(own, in[lo:])
-		}
-		in = own
+		in = slices.Clone(in[lo:hi])
 	}
 	return finishShare(spec, &o, so, pass, h, deg, in, lo, hi, t, undirected, wantIn)
 }
@@ -320,7 +315,8 @@ func (c *degreeCounter) add(es []edgeRec) {
 
 // shape turns the counts into the partition's degrees of n vertices (an
 // undirected graph's are the sum of the out- and in-degrees, self-loops
-// counted once) and, with wantIn, the in-degrees (self-loops included).
+// counted once) and, with wantIn, the in-degrees of n vertices
+// (self-loops included).
 func (c *degreeCounter) shape(n uint64, undirected, wantIn bool) (deg, in []uint64) {
 	deg, in = c.deg, c.in
 	deg = append(deg, make([]uint64, n-uint64(len(deg)))...)
@@ -335,9 +331,9 @@ func (c *degreeCounter) shape(n uint64, undirected, wantIn bool) (deg, in []uint
 	}
 	c.deg, c.in, c.loopDeg = nil, nil, nil
 	if !wantIn {
-		in = nil
+		return deg, nil
 	}
-	return deg, in
+	return deg, append(in, make([]uint64, n-uint64(len(in)))...)
 }
 
 // finishShare builds the share [lo, hi) of the graph whose passes pass

@@ -145,11 +145,9 @@ type stagePlan struct {
 // planStage plans the staging memory from every CN's first payload, or
 // returns the input's first bad line (every rank alike).
 func planStage(all [][]byte) (*stagePlan, []stageRange, error) {
-	rs := make([]stageRange, len(all))
-	for c, b := range all {
-		if err := json.Unmarshal(b, &rs[c]); err != nil {
-			return nil, nil, errors.Wrapf(err, "csr: CN %d's staging record", c)
-		}
+	rs, err := decodeAll[stageRange](all, "staging record")
+	if err != nil {
+		return nil, nil, err
 	}
 	var line int64
 	for _, r := range rs {
@@ -399,7 +397,7 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 		return nil, nil, err
 	}
 	var placed []byte
-	sums, err := decodeSums(all)
+	sums, err := decodeAll[sliceSum](all, "degree sums")
 	if err == nil {
 		placed, err = s.place(cut, sl, sums)
 	}
@@ -776,30 +774,29 @@ func (s *staged) sumSlice(undirected bool) (*degreeSlice, error) {
 	return sl, nil
 }
 
-// decodeSums decodes every CN's sliceSum.
-func decodeSums(all [][]byte) ([]sliceSum, error) {
-	sums := make([]sliceSum, len(all))
+// decodeAll decodes every CN's payload of a step, a T each (what names
+// it in an error).
+func decodeAll[T any](all [][]byte, what string) ([]T, error) {
+	out := make([]T, len(all))
 	for c, b := range all {
-		if err := json.Unmarshal(b, &sums[c]); err != nil {
-			return nil, errors.Wrapf(err, "csr: CN %d's degree sums", c)
+		if err := json.Unmarshal(b, &out[c]); err != nil {
+			return nil, errors.Wrapf(err, "csr: CN %d's %s", c, what)
 		}
 	}
-	return sums, nil
+	return out, nil
 }
 
 // topOf is the vertex with the most degrees of every slice's, the lowest
-// on ties.
+// on ties (slices are in vertex order).
 func topOf(sums []sliceSum) uint32 {
-	best := 0
+	degs := make([]uint64, len(sums))
 	for c, x := range sums {
-		if x.TopDeg > sums[best].TopDeg {
-			best = c
-		}
+		degs[c] = x.TopDeg
 	}
-	if len(sums) == 0 {
-		return 0
+	if c, _ := top(degs, 0); int(c) < len(sums) {
+		return sums[c].Top
 	}
-	return sums[best].Top
+	return 0
 }
 
 // place is step 5's part on this CN: the boundaries of the cut that fall
@@ -821,15 +818,11 @@ func (s *staged) place(cut Cutter, sl *degreeSlice, sums []sliceSum) ([]byte, er
 
 // cut is step 5's end: the bounds from every CN's boundaries.
 func (s *staged) cut(cut Cutter, all [][]byte) ([]uint32, error) {
-	var placed []Boundary
-	for c, b := range all {
-		var bs []Boundary
-		if err := json.Unmarshal(b, &bs); err != nil {
-			return nil, errors.Wrapf(err, "csr: CN %d's boundaries", c)
-		}
-		placed = append(placed, bs...)
+	each, err := decodeAll[[]Boundary](all, "boundaries")
+	if err != nil {
+		return nil, err
 	}
-	bounds, err := cut.Cut(placed)
+	bounds, err := cut.Cut(slices.Concat(each...))
 	n := s.in.m.n
 	if err == nil && (len(bounds) != s.p.cns+1 || !slices.IsSorted(bounds) || bounds[0] != 0 || bounds[s.p.cns] != n) {
 		err = errors.Errorf("csr: %s: a cut of %d vertices into %d chunks has bounds %v", s.spec, n, s.p.cns, bounds)

@@ -784,18 +784,14 @@ func (c *slicedCut) Slice(deg []uint64, lo uint32, before uint64, n uint32, edge
 func (c *slicedCut) Cut(placed []csr.Boundary) ([]uint32, error) {
 	t := time.Now()
 	bs := make([]balance.Boundary, len(placed))
-	before := make([]uint64, c.parts)
 	for i, b := range placed {
 		bs[i] = balance.Boundary(b)
-		if b.K > 0 && b.K < c.parts {
-			before[b.K] = b.Before
-		}
 	}
 	chunks, err := c.cut.Bounds(bs)
 	if err != nil {
 		return nil, err
 	}
-	c.out.Chunks, c.out.Imbalance = chunks, c.cut.Imbalance(chunks, before)
+	c.out.Chunks, c.out.Imbalance = chunks, c.cut.Imbalance(chunks, bs)
 	c.out.PartS = c.secs + time.Since(t).Seconds()
 	return chunks, nil
 }
