@@ -14,7 +14,10 @@ import (
 // reads from /proc the state of the other ranks on this host; one that
 // has been stopped (SIGSTOP, a debugger, job control) for the peer timeout
 // ends the job with one line naming it, printed by the lowest rank on the
-// host that is still running (the others see it too, and leave it to it). Ranks that are merely slow, as
+// host that is still running (the others see it too, and leave it to it).
+// A rank that deferred to a lower one and then sees it gone (it aborted
+// the job, and mpirun has not yet taken this one) waits stallDefer before
+// it speaks, as the heartbeats' watchers do. Ranks that are merely slow, as
 // they are for minutes while a large graph is read, never trip it. A peer
 // on another host, or one that hangs without being stopped, is not seen
 // before the fabric is up.
@@ -64,6 +67,7 @@ func (s *stoppedWatch) run() {
 	me := s.j.Rank()
 	host := s.j.ranks[me].Host
 	since := make(map[int]time.Time)
+	deferred := false // a lower rank was running when this one saw the stall
 	for {
 		select {
 		case <-s.quit:
@@ -88,11 +92,18 @@ func (s *stoppedWatch) run() {
 					names = append(names, fmt.Sprintf("rank %d (%s %d, pid %d on %s) has been stopped for %s", p.Rank, p.Role, p.Index, p.PID, p.Host, d.Round(time.Second)))
 				}
 			}
+			if len(names) > 0 && !lowest {
+				deferred = true
+			}
 			if len(names) > 0 && lowest {
 				s.mu.Lock()
 				phase := s.phase
 				s.mu.Unlock()
-				s.j.endStalled(fmt.Sprintf("peers stalled: %s, while this rank was %s (--peer-timeout %s)", strings.Join(names, ", "), phase, s.timeout), 0)
+				var delay time.Duration
+				if deferred {
+					delay = stallDefer + time.Duration(me)*100*time.Millisecond
+				}
+				s.j.endStalled(fmt.Sprintf("peers stalled: %s, while this rank was %s (--peer-timeout %s)", strings.Join(names, ", "), phase, s.timeout), delay)
 				return
 			}
 		}
