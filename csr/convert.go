@@ -80,7 +80,7 @@ func convertStaged(spec string, opts Options, bo BinaryOptions, st Stage, cn, cn
 		c, w = planConvert(o, bo, in, rs, cn, out)
 		err = w.write(in)
 		if err == nil && cn == 0 {
-			err = writeBinaryHead(io.NewOffsetWriter(out, 0), c.Directed, w.wb, c.N, c.Records, in.m.ids, nil)
+			err = writeBinaryHead(io.NewOffsetWriter(out, 0), c.Directed, w.wb, c.N, c.Records, in.m.table(), nil)
 		}
 	}
 	if _, err := st.Step(err, nil); err != nil {
@@ -104,7 +104,10 @@ func planConvert(o *Options, bo BinaryOptions, in *stagedInput, rs []stageRange,
 		}
 	}
 	rec := int64(8 + wb)
-	head := int64(binHeaderSize) + 8*int64(len(m.ids))
+	head := int64(binHeaderSize)
+	if !m.identity { // the id table
+		head += 8 * int64(m.n)
+	}
 	w := &recordWriter{out: out, wb: wb, dropLoops: o.SelfLoops == DropSelfLoops,
 		synth: o.Weighted && !in.weighted, seed: o.Seed}
 	w.off = head

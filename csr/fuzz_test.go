@@ -355,8 +355,8 @@ func checkShareRows(t *testing.T, sh *Share, full *Graph) {
 	t.Helper()
 	g := sh.Graph
 	checkCSR(t, g)
-	if g.N != full.N || (g.Weights == nil) != (full.Weights == nil) || !slices.Equal(g.IDs, full.IDs) {
-		t.Fatalf("share: N %d weighted %v ids %d; whole graph %d %v %d", g.N, g.Weights != nil, len(g.IDs), full.N, full.Weights != nil, len(full.IDs))
+	if g.N != full.N || (g.Weights == nil) != (full.Weights == nil) || !sameIDs(g, full) {
+		t.Fatalf("share: N %d weighted %v ids %d; whole graph %d %v %d", g.N, g.Weights != nil, len(g.ExternalIDs()), full.N, full.Weights != nil, len(full.IDs))
 	}
 	for v := range full.N {
 		var want []uint32
@@ -411,7 +411,7 @@ func assemble(sh *Share) (*Share, error) {
 		if r.g == nil {
 			return nil
 		}
-		g := &Graph{N: n, Offsets: make([]uint64, n+1), IDs: r.g.IDs, Directed: r.g.Directed}
+		g := &Graph{N: n, Offsets: make([]uint64, n+1), IDs: r.g.IDs, idm: r.g.idm, Directed: r.g.Directed}
 		if r.g.Weights != nil {
 			g.Weights = []float64{}
 		}
@@ -427,7 +427,7 @@ func assemble(sh *Share) (*Share, error) {
 	w := *sh
 	w.Graph, w.In, w.free = whole(out), whole(in), nil
 	if w.Graph == nil { // no window: an empty share
-		w.Graph = &Graph{N: n, Offsets: make([]uint64, n+1), IDs: sh.Graph.IDs, Directed: sh.Graph.Directed}
+		w.Graph = &Graph{N: n, Offsets: make([]uint64, n+1), IDs: sh.Graph.IDs, idm: sh.Graph.idm, Directed: sh.Graph.Directed}
 	}
 	return &w, nil
 }

@@ -20,10 +20,15 @@ type Graph struct {
 	Dst []uint32
 	// Weights is parallel to Dst, or nil for an unweighted graph.
 	Weights []float64
-	// IDs maps a dense id to the external 64-bit id (nil means identity).
+	// IDs maps a dense id to the external 64-bit id (nil means identity,
+	// unless the ids are held as a map: ExternalID and ExternalIDs read
+	// both).
 	IDs []uint64
 	// Directed is false when every edge is stored in both directions.
 	Directed bool
+	// idm, when IDs is nil, holds the external ids as a bitmap of them
+	// with ranks instead of a table (a staged read's share).
+	idm *idMap
 }
 
 // NumEdges is the number of stored (directed) edges.
@@ -75,16 +80,31 @@ func (g *Graph) EdgeWeights(v uint32) []float64 {
 
 // ExternalID maps a dense id to the id the input used.
 func (g *Graph) ExternalID(v uint32) uint64 {
-	if g.IDs == nil {
-		return uint64(v)
+	switch {
+	case g.IDs != nil:
+		return g.IDs[v]
+	case g.idm != nil:
+		return g.idm.external(v)
 	}
-	return g.IDs[v]
+	return uint64(v)
+}
+
+// ExternalIDs returns the external ids by dense id (nil: identity): IDs,
+// or a table made from the map that holds them.
+func (g *Graph) ExternalIDs() []uint64 {
+	if g.IDs == nil && g.idm != nil {
+		return g.idm.table()
+	}
+	return g.IDs
 }
 
 // DenseID maps an external id to its dense id. The readers assign dense ids
 // in ascending external order, so this is a binary search over IDs; for a
 // Graph built elsewhere with unsorted IDs it falls back to a linear scan.
 func (g *Graph) DenseID(ext uint64) (uint32, bool) {
+	if g.IDs == nil && g.idm != nil {
+		return g.idm.dense(ext)
+	}
 	if g.IDs == nil {
 		if ext < uint64(g.N) {
 			return uint32(ext), true

@@ -21,16 +21,54 @@ func bitmapFits(maxID, endpoints uint64) bool {
 	return maxID>>3 <= 16*endpoints+1<<26
 }
 
-// idMap maps external ids to dense ones.
+// idMap maps external ids to dense ones, and back.
 type idMap struct {
 	n        uint32
 	identity bool     // the ids are 0..n-1
-	ids      []uint64 // sorted distinct ids; nil when identity
+	ids      []uint64 // sorted distinct ids; nil when identity, or with a bitmap
 	maxID    uint64
 	// With a bitmap: bit x of bits is set for every id x, and rank[i]
-	// counts the set bits of bits[:i].
+	// counts the set bits of bits[:i]. The map then holds no table of
+	// the ids (a word per vertex): external selects the v-th set bit, and
+	// a staged read's CNs hold 1.5 bits per id of the id space, which
+	// planStage bounds by |V|/C words.
 	bits []uint64
 	rank []uint32
+}
+
+// external returns the external id of dense id v (< n).
+func (m *idMap) external(v uint32) uint64 {
+	switch {
+	case m.identity:
+		return uint64(v)
+	case m.ids != nil:
+		return m.ids[v]
+	default:
+		// The last word whose rank is at most v holds it: the next
+		// word's rank is past v, so this word has more than v-rank ids.
+		i, _ := slices.BinarySearch(m.rank, v+1)
+		i--
+		w := m.bits[i]
+		for range v - m.rank[i] {
+			w &= w - 1
+		}
+		return uint64(i)<<6 + uint64(bits.TrailingZeros64(w))
+	}
+}
+
+// table returns the external ids by dense id (nil: identity).
+func (m *idMap) table() []uint64 {
+	if m.identity || m.ids != nil {
+		return m.ids
+	}
+	ids := make([]uint64, 0, m.n)
+	for i, w := range m.bits {
+		for w != 0 {
+			ids = append(ids, uint64(i)<<6+uint64(bits.TrailingZeros64(w)))
+			w &= w - 1
+		}
+	}
+	return ids
 }
 
 // dense returns the dense id of x and whether x is an id of the map.
@@ -76,13 +114,6 @@ func newIDMapBits(file string, bm []uint64) (*idMap, error) {
 		return m, nil
 	}
 	m.bits, m.rank = bm[:last+1], rank[:last+1]
-	m.ids = make([]uint64, 0, c)
-	for i, w := range m.bits {
-		for w != 0 {
-			m.ids = append(m.ids, uint64(i)<<6+uint64(bits.TrailingZeros64(w)))
-			w &= w - 1
-		}
-	}
 	return m, nil
 }
 
@@ -337,7 +368,7 @@ func denseBlocks(file string, blocks []*edgeBlock, weighted bool, workers int) (
 			*b = edgeBlock{}
 		}
 	})
-	return m.n, m.ids, src, dst, w, nil
+	return m.n, m.table(), src, dst, w, nil
 }
 
 // eachBlock runs f on up to workers goroutines; next hands out the

@@ -27,7 +27,8 @@ type edgesSink interface {
 // header is what a pass over an input says of the graph besides its edges.
 type header struct {
 	n        uint32
-	ids      []uint64 // nil: identity
+	ids      []uint64 // nil: identity, or m holds them
+	m        *idMap   // a text input's map (nil: ids says)
 	directed bool
 	weighted bool
 	meta     *Meta
@@ -346,7 +347,7 @@ func finishShare(spec string, o *Options, so ShareOptions, pass func(snk sink) (
 		return nil, nil, errors.Errorf("csr: share [%d, %d) of a graph of %d vertices", lo, hi, h.n)
 	}
 	weighted := h.weighted && !o.Unweighted
-	v := &Graph{N: h.n, Lo: lo, Offsets: []uint64{0}, IDs: h.ids, Directed: !undirected} // the vertices, no rows
+	v := &Graph{N: h.n, Lo: lo, Offsets: []uint64{0}, IDs: h.ids, idm: h.m, Directed: !undirected} // the vertices, no rows
 	if wins := windows(deg, in, lo, hi, weighted || o.Weighted, so); wins != nil {
 		// The rows do not fit ShareOptions.RowBytes: Share.Windows
 		// builds them a window at a time, each in a pass of its own.
@@ -524,7 +525,7 @@ func newShareRows(count []uint64, lo, hi uint32, weighted bool) *shareRows {
 // as a graph like v (its vertices), and the duplicates dropped.
 func (r *shareRows) graph(v *Graph, directed bool, o *Options) (*Graph, uint64) {
 	off, dst, ws, dups := finishRows(r.off, r.dst, r.ws, uint32(r.lo), o)
-	return &Graph{N: v.N, Lo: uint32(r.lo), Offsets: off, Dst: dst, Weights: ws, IDs: v.IDs, Directed: directed}, dups
+	return &Graph{N: v.N, Lo: uint32(r.lo), Offsets: off, Dst: dst, Weights: ws, IDs: v.IDs, idm: v.idm, Directed: directed}, dups
 }
 
 // add puts edge s→d (weight w) in row s, which must be in [lo, hi). A
@@ -748,7 +749,7 @@ func textPasses(path, format string, o *Options, rc *readConfig) (func(snk sink)
 	}
 	return func(snk sink) (*header, error) {
 		meta := &Meta{Name: datasetName(path), Path: path, Format: format, InputEdges: count}
-		h := &header{n: m.n, ids: m.ids, directed: true, weighted: weighted, meta: meta}
+		h := &header{n: m.n, ids: m.ids, m: m, directed: true, weighted: weighted, meta: meta}
 		if kept.ok() {
 			kept.send(snk)
 			return h, nil

@@ -445,7 +445,7 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 		return nil, nil, err
 	}
 	meta := &Meta{Name: datasetName(in.path), Path: in.path, Format: in.format, InputEdges: p.edges}
-	h := &header{n: in.m.n, ids: in.m.ids, directed: true, weighted: in.weighted, meta: meta} // ids: nil for the identity
+	h := &header{n: in.m.n, ids: in.m.ids, m: in.m, directed: true, weighted: in.weighted, meta: meta}
 	sh, meta, err := finishShare(spec, &o, so, s.pass, h, deg, inDeg, lo, hi, topOf(sums), undirected, wantIn)
 	if err != nil {
 		return nil, nil, err

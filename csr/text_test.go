@@ -82,8 +82,13 @@ func TestDenseBlocks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(m.ids, wantIDs) {
-				t.Fatalf("idSet: %v, want %v", m.ids, wantIDs)
+			if got := m.table(); !reflect.DeepEqual(got, wantIDs) {
+				t.Fatalf("idSet: %v, want %v", got, wantIDs)
+			}
+			for v, x := range wantIDs {
+				if got := m.external(uint32(v)); got != x {
+					t.Fatalf("idSet: dense %d is external %d, want %d", v, got, x)
+				}
 			}
 			for i, s := range src {
 				if x, ok := m.dense(s); !ok || x != wantSrc[i] {

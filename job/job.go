@@ -373,7 +373,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	out.LoadS = loadRead.Seconds() + time.Since(t2).Seconds()
 	if w.Rank() == 0 { // the vertices, for the output
 		g := sh.Graph
-		out.Graph = &csr.Graph{N: g.N, IDs: g.IDs, Directed: g.Directed}
+		out.Graph = &csr.Graph{N: g.N, IDs: g.ExternalIDs(), Directed: g.Directed}
 	}
 	sh.Free()
 	sh, facts = nil, chunkFacts{} // the CNs compute from DM only
