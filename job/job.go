@@ -371,11 +371,14 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 		return nil, err
 	}
 	out.LoadS = loadRead.Seconds() + time.Since(t2).Seconds()
-	if w.Rank() == 0 { // the vertices, for the output
-		g := sh.Graph
-		out.Graph = &csr.Graph{N: g.N, IDs: g.ExternalIDs(), Directed: g.Directed}
+	var vertices *csr.Graph // rank 0's, for the output
+	if w.Rank() == 0 {
+		vertices = sh.Graph
 	}
 	sh.Free()
+	if vertices != nil { // a table of the ids, made once the rows are freed
+		out.Graph = &csr.Graph{N: vertices.N, IDs: vertices.ExternalIDs(), Directed: vertices.Directed}
+	}
 	sh, facts = nil, chunkFacts{} // the CNs compute from DM only
 	out.Layout = layouts.Out
 	if cfg.LoadOnly {
