@@ -55,9 +55,8 @@ func convertStaged(spec string, opts Options, bo BinaryOptions, st Stage, cn, cn
 		err = errors.Errorf("csr: %s: a parallel conversion keeps parallel edges (a reader drops them); dropping them needs the whole graph in one process", spec)
 	}
 	in := &stagedInput{o: o, rc: rc}
-	ids := &idSet{workers: o.Workers}
 	r := stageRange{File: spec, Arrays: 1}
-	all, err := in.step1(st, spec, cn, cns, ids, &r, err)
+	all, err := in.step1(st, spec, cn, cns, &r, err)
 	defer in.kept.free()
 	if err != nil {
 		return nil, err
@@ -66,21 +65,19 @@ func convertStaged(spec string, opts Options, bo BinaryOptions, st Stage, cn, cn
 	if err != nil {
 		return nil, err
 	}
-	mem, err := st.Open(p.locBase) // the ids' region only
+	s, m, err := stageIDs(st, p.idBytes, p, in, cn, spec, &r) // the ids' region only
 	if err != nil {
 		return nil, err
 	}
-	s := &staged{p: p, mem: mem, cn: cn, in: in, spec: spec}
-	if _, err = st.Step(s.writeIDs(ids), nil); err == nil {
-		err = s.readIDs()
-	}
-	var c *Converted
-	var w *recordWriter
+	err = s.mapEdges(m)
+	c, w := planConvert(o, bo, in, rs, cn, out, m)
 	if err == nil {
-		c, w = planConvert(o, bo, in, rs, cn, out)
 		err = w.write(in)
-		if err == nil && cn == 0 {
-			err = writeBinaryHead(io.NewOffsetWriter(out, 0), c.Directed, w.wb, c.N, c.Records, in.m.table(), nil)
+	}
+	if err == nil && cn == 0 {
+		var ids []uint64
+		if ids, err = m.table(); err == nil {
+			err = writeBinaryHead(io.NewOffsetWriter(out, 0), c.Directed, w.wb, c.N, c.Records, ids, nil)
 		}
 	}
 	if _, err := st.Step(err, nil); err != nil {
@@ -91,9 +88,8 @@ func convertStaged(spec string, opts Options, bo BinaryOptions, st Stage, cn, cn
 
 // planConvert sizes the file from every rank's range and sets up this
 // rank's writer of records.
-func planConvert(o *Options, bo BinaryOptions, in *stagedInput, rs []stageRange, cn int, out io.WriterAt) (*Converted, *recordWriter) {
-	m := in.m
-	c := &Converted{N: m.n, Directed: !o.Undirected,
+func planConvert(o *Options, bo BinaryOptions, in *stagedInput, rs []stageRange, cn int, out io.WriterAt, m *slicedIDs) (*Converted, *recordWriter) {
+	c := &Converted{N: m.n(), Directed: !o.Undirected,
 		Weighted: (in.weighted && !o.Unweighted) || (o.Weighted && !in.weighted)}
 	c.Meta = &Meta{Name: datasetName(in.path), Path: in.path, Format: in.format, Directed: c.Directed, Weighted: c.Weighted}
 	wb := 0
@@ -106,7 +102,7 @@ func planConvert(o *Options, bo BinaryOptions, in *stagedInput, rs []stageRange,
 	rec := int64(8 + wb)
 	head := int64(binHeaderSize)
 	if !m.identity { // the id table
-		head += 8 * int64(m.n)
+		head += 8 * int64(m.n())
 	}
 	w := &recordWriter{out: out, wb: wb, dropLoops: o.SelfLoops == DropSelfLoops,
 		synth: o.Weighted && !in.weighted, seed: o.Seed}

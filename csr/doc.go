@@ -82,11 +82,17 @@
 // parsed by CN 0 alone), and what the CNs parsed meets through staging
 // memory in DM that the job provides (Stage: collective steps, and a
 // linear space of bytes on the memory nodes, which take the steps with
-// ServeStaged). The ids meet as bitmaps (ORed) or sorted lists (merged),
-// so every CN makes the same id map; each CN counts its edges' degrees a
-// slice of the vertices at a time and sums one slice of everyone's; the
-// cut is placed slice by slice (Cutter), so no CN holds a word per vertex
-// of the graph but in its id map; each CN sends every edge to the
+// ServeStaged). The id map is cut into C slices of the id space
+// (idslices.go): CN k merges slice k of every CN's ids (bitmaps ORed, or
+// sorted lists merged when the ids are too sparse for a bitmap), and
+// every CN maps its edges a slice at a time, so no CN holds more than a
+// slice of the ids; each CN counts its edges' degrees a slice of the
+// vertices at a time and sums one slice of everyone's; the cut is placed
+// slice by slice (Cutter), so no CN holds a word per vertex of the graph
+// (a staged share's ids are read from the staging memory: Share.
+// ExternalID, DenseID, ExternalIDs); a CN whose edges outgrow
+// Options.KeepBytes spills them to the staging memory instead of parsing
+// its range again (spill.go); each CN sends every edge to the
 // region of its source's chunk, and of its destination's when in-rows or
 // an undirected graph need it, while those of its own chunk stay in its
 // kept edges. The share's passes then read its chunk's region (and its own

@@ -355,7 +355,7 @@ func checkShareRows(t *testing.T, sh *Share, full *Graph) {
 	t.Helper()
 	g := sh.Graph
 	checkCSR(t, g)
-	if g.N != full.N || (g.Weights == nil) != (full.Weights == nil) || !sameIDs(g, full) {
+	if g.N != full.N || (g.Weights == nil) != (full.Weights == nil) || !sameShareIDs(sh, full) {
 		t.Fatalf("share: N %d weighted %v ids %d; whole graph %d %v %d", g.N, g.Weights != nil, len(g.ExternalIDs()), full.N, full.Weights != nil, len(full.IDs))
 	}
 	for v := range full.N {

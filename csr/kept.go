@@ -9,14 +9,17 @@ import (
 // DefaultKeepBytes is Options.KeepBytes when it is zero.
 const DefaultKeepBytes = 1 << 30
 
-// keptEdges are the edges of a text edge list that a share reader keeps
-// from its first pass, which parses the text to collect the vertex ids,
-// for the passes that follow (degrees, then the share's rows): they map
-// the kept blocks to dense ids once and read them from memory, instead of
-// parsing the whole text again each time. A Graphalytics input's first
-// pass keeps its edges, dense already, likewise (addRecs). The blocks are kept while they
-// fit the budget (Options.KeepBytes); past it they are dropped, and the
-// later passes parse the text as before. A nil *keptEdges keeps nothing.
+// keptEdges are the edges of a text edge list that a reader keeps from
+// its first pass, which parses the text (a staged read: its range of it)
+// to collect the vertex ids, for the passes that follow (degrees, then the
+// share's rows): they map the kept blocks to dense ids once (densify; a
+// staged read a slice of the ids at a time) and read them from memory,
+// instead of parsing the text again each time. A Graphalytics input's
+// first pass keeps its edges, dense already, likewise (addRecs). The
+// blocks are kept while they fit the budget (Options.KeepBytes); past it
+// they are dropped, and the later passes parse the text again (a staged
+// read spills its range's edges to the staging memory instead: spill). A
+// nil *keptEdges keeps nothing.
 //
 // Memory: 8 bytes per edge (16 for ids past 32 bits until they are
 // mapped), 8 more with weights; kron:20's 31.4 M edges keep 251 MB. The
@@ -173,22 +176,7 @@ func (k *keptEdges) densify(m *idMap, workers int) {
 			b.s, b.d = take(&k.u32, len(b.s64), k.mem.Uint32s), take(&k.u32, len(b.d64), k.mem.Uint32s)
 		}
 	}
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range max(1, workers) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				k.blocks[i].densify(m)
-			}
-		}()
-	}
-	for i := range k.blocks {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	k.eachBlock(workers, func(b *keptBlock) { b.densify(m) })
 }
 
 func (b *keptBlock) densify(m *idMap) {
@@ -206,6 +194,42 @@ func (b *keptBlock) densify(m *idMap) {
 	for i := range b.s {
 		b.s[i], _ = m.dense(uint64(b.s[i]))
 		b.d[i], _ = m.dense(uint64(b.d[i]))
+	}
+}
+
+// eachBlock runs f on every kept block, workers at a time.
+func (k *keptEdges) eachBlock(workers int, f func(b *keptBlock)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range max(1, workers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(&k.blocks[i])
+			}
+		}()
+	}
+	for i := range k.blocks {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// narrow moves the dense ids of the blocks that held 64-bit ids, mapped
+// in place, to s and d.
+func (k *keptEdges) narrow() {
+	for i := range k.blocks {
+		b := &k.blocks[i]
+		if len(b.s64) == 0 {
+			continue
+		}
+		b.s, b.d = take(&k.u32, len(b.s64), k.mem.Uint32s), take(&k.u32, len(b.d64), k.mem.Uint32s)
+		for j := range b.s64 {
+			b.s[j], b.d[j] = uint32(b.s64[j]), uint32(b.d64[j])
+		}
+		b.s64, b.d64 = nil, nil
 	}
 }
 

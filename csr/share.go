@@ -74,6 +74,10 @@ type Share struct {
 	// a window of vertices at a time (Windows); Graph and In then hold
 	// no rows.
 	win *windowed
+
+	// ids, for a staged share, is the map of the ids in the staging
+	// memory (Graph holds no table of them): ExternalID, DenseID.
+	ids *slicedIDs
 }
 
 // Free releases what the share keeps to build its rows (a staged
@@ -84,6 +88,35 @@ func (s *Share) Free() {
 		s.free()
 		s.free = nil
 	}
+}
+
+// ExternalID returns the external id of dense id v. A staged share
+// (OpenStaged) holds no table of the ids: it reads them from the staging
+// memory, which must still be open.
+func (s *Share) ExternalID(v uint32) (uint64, error) {
+	if s.ids != nil {
+		return s.ids.external(v)
+	}
+	return s.Graph.ExternalID(v), nil
+}
+
+// DenseID returns the dense id of external id x, and whether x is a
+// vertex (a staged share's, read as ExternalID's).
+func (s *Share) DenseID(x uint64) (uint32, bool, error) {
+	if s.ids != nil {
+		return s.ids.dense(x)
+	}
+	v, ok := s.Graph.DenseID(x)
+	return v, ok, nil
+}
+
+// ExternalIDs returns the external ids by dense id (nil: identity), every
+// vertex's (a staged share's, read as ExternalID's).
+func (s *Share) ExternalIDs() ([]uint64, error) {
+	if s.ids != nil {
+		return s.ids.table()
+	}
+	return s.Graph.ExternalIDs(), nil
 }
 
 // Symmetric reports whether the share needs no reverse adjacency besides

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"math"
-	"math/bits"
 	"os"
 	"slices"
 	"strings"
@@ -39,7 +38,7 @@ type Staging interface {
 
 // stagedSteps is how many Steps a staged read takes, the first before
 // the staging memory is open (ServeStaged takes them with the CNs).
-const stagedSteps = 7
+const stagedSteps = 8
 
 // Cutter cuts a staged read's graph into chunks by its degrees, which no
 // CN holds whole: each CN places the boundaries that fall in its slice
@@ -82,9 +81,10 @@ func Stageable(spec string, opts Options) bool {
 }
 
 // ServeStaged is a memory node's part of the CNs' OpenStaged: it takes
-// the same Steps and opens the same staging memory. The caller closes
-// that memory once every CN is done with its share (they read it until
-// their rows are built and loaded).
+// the same Steps and opens the same staging memory (a second one when
+// the vertices outnumber the bound the first was sized for). The caller
+// closes it once every CN is done with its share (they read it until
+// their rows are built and loaded, and the ids until the job has them).
 func ServeStaged(st Stage) error {
 	all, err := st.Step(nil, nil)
 	if err != nil {
@@ -94,10 +94,25 @@ func ServeStaged(st Stage) error {
 	if err != nil {
 		return err
 	}
-	if _, err := st.Open(p.total); err != nil {
+	if _, err := st.Open(p.firstBytes()); err != nil {
 		return err
 	}
-	for range stagedSteps - 1 {
+	if _, err := st.Step(nil, nil); err != nil { // 2: the ids' slices
+		return err
+	}
+	if all, err = st.Step(nil, nil); err != nil { // 3: merged, counted
+		return err
+	}
+	n, err := p.vertices(all)
+	if err != nil {
+		return err
+	}
+	if !p.placeRows(n) {
+		if _, err := st.Open(p.total); err != nil {
+			return err
+		}
+	}
+	for range stagedSteps - 3 {
 		if _, err := st.Step(nil, nil); err != nil {
 			return err
 		}
@@ -114,30 +129,42 @@ type stageRange struct {
 	ErrLine  int64  `json:",omitempty"` // the range's first bad line, counted in the range
 	ErrMsg   string `json:",omitempty"`
 	MaxID    uint64
-	Distinct uint64 // distinct ids in the range
-	List     bool   // the range's ids outgrew a bitmap
-	Arrays   int    // degree arrays per CN (3: self-loops apart, if any has Loops)
-	Loops    bool   // the range has self-loops the policy keeps
-	Dropped  uint64 // self-loops the policy drops (every chunk has room for them)
-	Reverse  bool   // edges go to their destination's owner too
+	Sketch   idSketch // of the range's ids
+	Bound    uint64   `json:",omitempty"` // tests: a bound on the vertices (readConfig.vertexBound)
+	Spill    bool     // the range's edges outgrew the budget to keep them: they go to DM
+	Arrays   int      // degree arrays per CN (3: self-loops apart, if any has Loops)
+	Loops    bool     // the range has self-loops the policy keeps
+	Dropped  uint64   // self-loops the policy drops (every chunk has room for them)
+	Reverse  bool     // edges go to their destination's owner too
 	Weighted bool
 }
 
 // stagePlan is where a staged read puts what in the staging memory,
-// the same on every rank (planStage).
+// the same on every rank (planStage, then placeRows).
 type stagePlan struct {
 	cns      int
+	file     string
 	edges    uint64 // of the input
-	bitmap   bool   // the ids meet as bitmaps of words words (else as sorted lists)
-	words    uint64
-	idOff    []uint64 // list mode: CN c's list at idBase + 8·idOff[c]
-	nMax     uint64   // at least the number of vertices
+	maxID    uint64
+	slices   idSlices
 	arrays   int
 	recBytes uint64
 	reverse  bool
-	idBase   uint64
-	locBase  uint64 // CN c's degree array a at locBase + 8·nMax·(c·arrays + a), written a slice at a time
-	sumBase  uint64 // the summed array a at sumBase + 8·nMax·a, each CN summing its slice
+	routed   uint64 // records routed, at most
+	// The ids' region (the first Open; stagedids.go), from 0.
+	localOff  []uint64 // lists: CN c's sorted ids from idBase + 8·localOff[c]
+	spillOff  []uint64 // CN c's spilled edges (if it spills) from spillBase + spillOff[c] bytes
+	idBase    uint64
+	mergeBase uint64
+	spillBase uint64
+	idBytes   uint64
+	// The rows' region, for n vertices (counted in step 3): after the
+	// ids' for at most nBound vertices (the first Open has room for it),
+	// else in a second Open.
+	nBound   uint32
+	n        uint32
+	locBase  uint64 // CN c's degree array a at locBase + 8·n·(c·arrays + a), written a slice at a time
+	sumBase  uint64 // the summed array a at sumBase + 8·n·a, each CN summing its slice
 	edgeBase uint64
 	total    uint64
 }
@@ -156,16 +183,19 @@ func planStage(all [][]byte) (*stagePlan, []stageRange, error) {
 		}
 		line += r.Lines
 	}
-	p := &stagePlan{cns: len(rs), bitmap: true, idOff: make([]uint64, len(rs)+1)}
-	var maxID, ids uint64
+	p := &stagePlan{cns: len(rs), localOff: make([]uint64, len(rs)+1), spillOff: make([]uint64, len(rs)+1), recBytes: 8}
+	sk := make([]idSketch, len(rs))
 	for c, r := range rs {
+		p.file = r.File
 		p.edges += r.Edges
-		maxID = max(maxID, r.MaxID)
-		p.bitmap = p.bitmap && !r.List
-		p.idOff[c+1] = p.idOff[c] + r.Distinct
-		ids += r.Distinct
+		p.maxID = max(p.maxID, r.MaxID)
+		p.localOff[c+1] = p.localOff[c] + 2*r.Edges // a CN's distinct ids are at most its endpoints
+		p.spillOff[c+1] = p.spillOff[c]
+		if r.Spill {
+			p.spillOff[c+1] += r.Edges * (&spill{weighted: r.Weighted}).rec()
+		}
+		sk[c] = r.Sketch
 		p.arrays, p.reverse = r.Arrays, r.Reverse
-		p.recBytes = 8
 		if r.Weighted {
 			p.recBytes = 16
 		}
@@ -173,32 +203,73 @@ func planStage(all [][]byte) (*stagePlan, []stageRange, error) {
 	if p.arrays == 3 && !slices.ContainsFunc(rs, func(r stageRange) bool { return r.Loops }) {
 		p.arrays = 2 // no self-loops to count apart
 	}
-	if p.edges > 0 {
-		p.words = maxID>>6 + 1
+	u := union(sk)
+	p.slices = newIDSlices(u, p.maxID, p.cns)
+	// Vertices are at most the id space and the endpoints; the sketch's
+	// estimate is within a few percent (a sketch of 4096 ids errs by
+	// 1.6% on average): a quarter more, and a second Open otherwise.
+	bound := u.estimate()*5/4 + 4096
+	for _, r := range rs {
+		if r.Bound > 0 {
+			bound = r.Bound
+		}
 	}
-	// Bitmaps while they fit (as for one reader) and cost the CNs no
-	// more words than their lists of ids would (plus 1 MiB): a sparse id
-	// space meets as lists.
-	p.bitmap = p.bitmap && bitmapFits(maxID, 2*p.edges) && uint64(p.cns)*p.words <= ids+1<<17
-	p.nMax = ids
-	idBytes := 8 * ids
-	if p.bitmap {
-		p.nMax = min(ids, 64*p.words)
-		idBytes = 8 * p.words * uint64(p.cns)
+	p.nBound = uint32(min(p.maxID+1, 2*p.edges, bound, MaxVertices))
+	local, merged := p.localOff[p.cns], p.localOff[p.cns] // words
+	if p.slices.bitmap {
+		local, merged = p.slices.words*uint64(p.cns*p.cns), p.slices.words*uint64(p.cns)
 	}
-	routed := p.edges
+	p.mergeBase = p.idBase + 8*local
+	p.spillBase = p.mergeBase + 8*merged
+	p.idBytes = p.spillBase + p.spillOff[p.cns]
+	p.routed = p.edges
 	if p.reverse {
-		routed *= 2
+		p.routed *= 2
 	}
 	for _, r := range rs { // room for a CN's dropped self-loops in every chunk (room)
-		routed += uint64(p.cns) * r.Dropped
+		p.routed += uint64(p.cns) * r.Dropped
 	}
-	p.idBase = 0
-	p.locBase = p.idBase + idBytes
-	p.sumBase = p.locBase + 8*p.nMax*uint64(p.cns*p.arrays)
-	p.edgeBase = p.sumBase + 8*p.nMax*uint64(p.arrays)
-	p.total = p.edgeBase + routed*p.recBytes
 	return p, rs, nil
+}
+
+// vertices is the number of vertices from step 3's counts of ids, or the
+// error of more than MaxVertices.
+func (p *stagePlan) vertices(all [][]byte) (uint32, error) {
+	counts, err := decodeAll[uint64](all, "count of ids")
+	if err != nil {
+		return 0, err
+	}
+	var n uint64
+	for _, c := range counts {
+		if n += c; n > MaxVertices {
+			return 0, fileErr(p.file, "more than %d vertices; dense ids are 32-bit", uint64(MaxVertices))
+		}
+	}
+	return uint32(n), nil
+}
+
+// rowsBytes is the size of the rows' region for n vertices.
+func (p *stagePlan) rowsBytes(n uint32) uint64 {
+	return 8*uint64(n)*uint64((p.cns+1)*p.arrays) + p.routed*p.recBytes
+}
+
+// firstBytes is the size of the first Open: the ids' region and room
+// for the rows' of nBound vertices.
+func (p *stagePlan) firstBytes() uint64 { return p.idBytes + p.rowsBytes(p.nBound) }
+
+// placeRows plans the rows' region for n vertices, and says whether it
+// is in the first Open (else it is a second one's, from 0).
+func (p *stagePlan) placeRows(n uint32) bool {
+	first := n <= p.nBound
+	p.n = n
+	p.locBase = 0
+	if first {
+		p.locBase = p.idBytes
+	}
+	p.sumBase = p.locBase + 8*uint64(n)*uint64(p.cns*p.arrays)
+	p.edgeBase = p.sumBase + 8*uint64(n)*uint64(p.arrays)
+	p.total = p.edgeBase + p.routed*p.recBytes
+	return first
 }
 
 // stagedInput is one CN's range of a text edge list and what it parsed
@@ -212,7 +283,8 @@ type stagedInput struct {
 	rc           *readConfig
 	lines        *edgeLines
 	kept         *keptEdges
-	m            *idMap
+	spill        *spill // the range's edges, when not kept
+	parsed       bool   // the first parse is done (a later one counts no progress)
 }
 
 // rangeOf is CN c's byte range of a file of size bytes read by cns CNs:
@@ -248,15 +320,14 @@ func rangeOf(f io.ReaderAt, size int64, c, cns int) (a, b int64, err error) {
 	return a, max(a, b), err
 }
 
-// parse parses the range: mode keeps reused edgeBlocks (use sees each)
-// or maps the ids to dense ones by in.m (denseEdges). It returns the
-// range's lines.
-func (in *stagedInput) parse(mode int, use func(p *parsedEdges)) (int64, error) {
+// parse parses the range into reused edgeBlocks, external ids (use sees
+// each, in order). It returns the range's lines.
+func (in *stagedInput) parse(use func(p *parsedEdges)) (int64, error) {
 	if in.a >= in.b && !in.gz {
 		return 0, nil
 	}
 	rc := in.rc
-	if mode == denseEdges && rc != nil && rc.progress != nil { // a later parse: the bar is done
+	if in.parsed && rc != nil && rc.progress != nil { // a later parse: the bar is done
 		rc = &readConfig{careful: rc.careful, blockBytes: rc.blockBytes}
 	}
 	var r io.Reader
@@ -278,21 +349,22 @@ func (in *stagedInput) parse(mode int, use func(p *parsedEdges)) (int64, error) 
 			r = &countingReader{r: r, p: rc.progress}
 		}
 	}
-	return parseText(r, in.path, in.o.Workers, rc, edgeParser(in.lines, mode, in.m), func(p parsedEdges, line0 int64) error {
+	return parseText(r, in.path, in.o.Workers, rc, edgeParser(in.lines, reuseBlocks, nil), func(p parsedEdges, line0 int64) error {
 		use(&p)
 		return p.err(in.path, line0)
 	})
 }
 
 // send hands the range's edges, on dense ids, to snk: the kept ones, or
-// parsed again.
+// the spilled ones.
 func (in *stagedInput) send(snk sink) error {
-	if in.kept.ok() {
+	switch {
+	case in.kept.ok():
 		in.kept.send(snk)
-		return nil
+	case in.spill != nil:
+		return in.spill.send(snk)
 	}
-	_, err := in.parse(denseEdges, func(p *parsedEdges) { sendEdges(snk, p.recs) })
-	return err
+	return nil
 }
 
 // OpenStaged is OpenShareWith for a text edge list (Stageable) read by
@@ -346,7 +418,6 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 		rc = &readConfig{progress: &progressCounter{report: so.Progress}}
 	}
 	in := &stagedInput{o: &o, rc: rc}
-	ids := &idSet{workers: o.Workers}
 	undirected := o.Undirected
 	r := stageRange{File: spec, Arrays: 1, Reverse: undirected || so.In}
 	if so.In && !undirected {
@@ -354,7 +425,7 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 	} else if undirected {
 		r.Arrays = 2
 	}
-	all, err := in.step1(st, spec, cn, cns, ids, &r, err)
+	all, err := in.step1(st, spec, cn, cns, &r, err)
 	if err != nil {
 		in.kept.free()
 		return nil, nil, err
@@ -369,19 +440,21 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 	if err != nil {
 		return nil, nil, err
 	}
-	mem, err := st.Open(p.total)
+	s, m, err := stageIDs(st, p.firstBytes(), p, in, cn, spec, &r)
 	if err != nil {
 		return nil, nil, err
 	}
-	s := &staged{p: p, mem: mem, cn: cn, in: in, so: so, spec: spec}
+	s.so = so
+	if s.mem = s.ids; !p.placeRows(m.n()) {
+		if s.mem, err = st.Open(p.total); err != nil {
+			return nil, nil, err
+		}
+	}
 	// Every step's work happens before it, and an error is passed on to
 	// the step: when a step fails, every rank (the MNs too) returns.
-	// Step 2: the ids.
-	if _, err = st.Step(s.writeIDs(ids), nil); err != nil {
-		return nil, nil, err
-	}
-	// Steps 3 to 5: the degrees, a slice per CN, and the cut.
-	err = s.readIDs()
+	// Steps 4 to 6: the edges mapped to dense ids, the degrees, a slice
+	// per CN, and the cut.
+	err = s.mapEdges(m)
 	if err == nil {
 		err = s.writeDegrees(undirected, r.Dropped)
 	}
@@ -445,11 +518,12 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 		return nil, nil, err
 	}
 	meta := &Meta{Name: datasetName(in.path), Path: in.path, Format: in.format, InputEdges: p.edges}
-	h := &header{n: in.m.n, ids: in.m.ids, m: in.m, directed: true, weighted: in.weighted, meta: meta}
+	h := &header{n: s.n, directed: true, weighted: in.weighted, meta: meta} // the ids: m
 	sh, meta, err := finishShare(spec, &o, so, s.pass, h, deg, inDeg, lo, hi, topOf(sums), undirected, wantIn)
 	if err != nil {
 		return nil, nil, err
 	}
+	sh.ids = m
 	if keep {
 		sh.free = in.kept.free
 	}
@@ -459,9 +533,9 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 // step1 is step 1: this CN's range parsed (unless err, an earlier
 // error, is passed on instead), its ids collected into ids, r filled in
 // and told to every CN, whose records it returns.
-func (in *stagedInput) step1(st Stage, spec string, cn, cns int, ids *idSet, r *stageRange, err error) ([][]byte, error) {
+func (in *stagedInput) step1(st Stage, spec string, cn, cns int, r *stageRange, err error) ([][]byte, error) {
 	if err == nil {
-		err = in.first(spec, cn, cns, ids, r)
+		err = in.first(spec, cn, cns, r)
 	}
 	var payload []byte
 	if err == nil {
@@ -470,14 +544,17 @@ func (in *stagedInput) step1(st Stage, spec string, cn, cns int, ids *idSet, r *
 	return st.Step(err, payload)
 }
 
-// first is step 1's parse on this CN: its range, its ids collected.
-func (in *stagedInput) first(spec string, cn, cns int, ids *idSet, r *stageRange) error {
+// first is step 1's parse on this CN: its range, its ids sketched.
+func (in *stagedInput) first(spec string, cn, cns int, r *stageRange) error {
 	path, format, err := resolve(spec, in.o)
 	if err != nil {
 		return err
 	}
 	in.path, in.format, in.weighted = path, format, format == FormatWEL
 	r.File, r.Weighted = path, in.weighted
+	if in.rc != nil {
+		r.Bound = in.rc.vertexBound
+	}
 	in.lines = edgeListLines(in.weighted, in.o, in.rc)
 	f, err := os.Open(path)
 	if err != nil {
@@ -508,9 +585,9 @@ func (in *stagedInput) first(spec string, cn, cns int, ids *idSet, r *stageRange
 	}
 	in.kept = newKeptEdges(in.o.keepBytes())
 	dropLoops := in.o.SelfLoops == DropSelfLoops
-	lines, err := in.parse(reuseBlocks, func(p *parsedEdges) {
+	lines, err := in.parse(func(p *parsedEdges) {
 		b := p.blk
-		ids.addBlock(b)
+		r.Sketch.addBlock(b)
 		in.kept.add(b)
 		if dropLoops {
 			r.Dropped += loops(b.s32, b.d32) + loops(b.s64, b.d64)
@@ -526,18 +603,12 @@ func (in *stagedInput) first(spec string, cn, cns int, ids *idSet, r *stageRange
 		r.ErrLine, r.ErrMsg = ie.Line, ie.Msg
 		err = nil
 	}
-	if err != nil {
-		return err
+	in.parsed = true
+	r.Spill = r.Edges > 0 && !in.kept.ok()
+	if r.Spill {
+		in.kept.free()
 	}
-	if r.List = ids.listMode; r.List {
-		ids.compact()
-		r.Distinct = uint64(len(ids.list))
-	} else {
-		for _, w := range ids.bits {
-			r.Distinct += uint64(bits.OnesCount64(w))
-		}
-	}
-	return nil
+	return err
 }
 
 // loops counts the self-loops s[i]→d[i].
@@ -554,7 +625,9 @@ func loops[T uint32 | uint64](s, d []T) uint64 {
 // staged is one CN's staged read after the first step.
 type staged struct {
 	p    *stagePlan
-	mem  Staging
+	ids  Staging // the ids' region
+	mem  Staging // the rows' region
+	n    uint32  // vertices
 	cn   int
 	in   *stagedInput
 	so   ShareOptions
@@ -571,8 +644,8 @@ type staged struct {
 // stageIO is how many bytes a staged read moves per Read or Write.
 const stageIO = 4 << 20
 
-// writeWords writes words at off, stageIO bytes at a time.
-func (s *staged) writeWords(off uint64, words []uint64) error {
+// writeWords writes words at off of mem, stageIO bytes at a time.
+func writeWords(mem Staging, off uint64, words []uint64) error {
 	buf := make([]byte, 0, min(stageIO, 8*len(words)))
 	for len(words) > 0 {
 		k := min(len(words), stageIO/8)
@@ -580,7 +653,7 @@ func (s *staged) writeWords(off uint64, words []uint64) error {
 		for _, w := range words[:k] {
 			buf = binary.LittleEndian.AppendUint64(buf, w)
 		}
-		if err := s.mem.Write(off, buf); err != nil {
+		if err := mem.Write(off, buf); err != nil {
 			return err
 		}
 		off, words = off+uint64(8*k), words[k:]
@@ -588,14 +661,14 @@ func (s *staged) writeWords(off uint64, words []uint64) error {
 	return nil
 }
 
-// readWords reads len(dst) words at off into dst, with f (if not nil)
-// combining each word into dst instead: dst[i] = f(dst[i], word).
-func (s *staged) readWords(dst []uint64, off uint64, f func(a, b uint64) uint64) error {
+// readWords reads len(dst) words at off of mem into dst, with f (if not
+// nil) combining each word into dst instead: dst[i] = f(dst[i], word).
+func readWords(mem Staging, dst []uint64, off uint64, f func(a, b uint64) uint64) error {
 	buf := make([]byte, min(stageIO, 8*len(dst)))
 	for len(dst) > 0 {
 		k := min(len(dst), stageIO/8)
 		b := buf[:8*k]
-		if err := s.mem.Read(b, off); err != nil {
+		if err := mem.Read(b, off); err != nil {
 			return err
 		}
 		for i := range k {
@@ -610,70 +683,14 @@ func (s *staged) readWords(dst []uint64, off uint64, f func(a, b uint64) uint64)
 	return nil
 }
 
-// writeIDs is step 2's write: this CN's ids, as the plan says.
-func (s *staged) writeIDs(ids *idSet) error {
-	p := s.p
-	if p.bitmap {
-		bm := ids.bits[:min(uint64(len(ids.bits)), p.words)]
-		if err := s.writeWords(p.idBase+8*p.words*uint64(s.cn), bm); err != nil {
-			return err
-		}
-		if pad := p.words - uint64(len(bm)); pad > 0 {
-			return s.writeWords(p.idBase+8*(p.words*uint64(s.cn)+uint64(len(bm))), make([]uint64, pad))
-		}
-		return nil
-	}
-	list := ids.list
-	if !ids.listMode {
-		list = make([]uint64, 0, p.idOff[s.cn+1]-p.idOff[s.cn])
-		for i, w := range ids.bits {
-			for w != 0 {
-				list = append(list, uint64(i)<<6+uint64(bits.TrailingZeros64(w)))
-				w &= w - 1
-			}
-		}
-	}
-	ids.bits, ids.list = nil, nil
-	return s.writeWords(p.idBase+8*p.idOff[s.cn], list)
-}
-
-// readIDs is step 2's read: every CN's ids, merged into the map.
-func (s *staged) readIDs() error {
-	p := s.p
-	set := &idSet{workers: s.in.o.Workers} // every CN's ids: idSet.idMap makes the map
-	if p.bitmap {
-		set.bits = make([]uint64, p.words)
-		for c := range p.cns {
-			if err := s.readWords(set.bits, p.idBase+8*p.words*uint64(c), func(a, b uint64) uint64 { return a | b }); err != nil {
-				return err
-			}
-		}
-	} else {
-		set.listMode, set.list = true, make([]uint64, p.idOff[p.cns])
-		if err := s.readWords(set.list, p.idBase, nil); err != nil {
-			return err
-		}
-	}
-	m, err := set.idMap(s.in.path)
-	if err != nil {
-		return err
-	}
-	s.in.m = m
-	if s.in.kept.ok() {
-		s.in.kept.densify(m, s.in.o.Workers)
-	}
-	return nil
-}
-
-// writeDegrees is step 3: this CN's edges' degree counts, written a
-// slice of the vertices at a time (the slices of step 4), each counted
+// writeDegrees is step 4: this CN's edges' degree counts, written a
+// slice of the vertices at a time (the slices of step 5), each counted
 // in a pass over its edges: a CN holds the counts of |V|/C vertices, not
-// of every vertex, for C passes over its kept edges (or parses of its
-// range, when it could not keep them). dropped is the self-loops of the
+// of every vertex, for C passes over its kept (or spilled) edges. dropped is the self-loops of the
 // range that the policy drops.
 func (s *staged) writeDegrees(undirected bool, dropped uint64) error {
 	p := s.p
-	n := uint64(s.in.m.n)
+	n := uint64(s.n)
 	dropLoops := s.in.o.SelfLoops == DropSelfLoops
 	for c := range p.cns {
 		lo, hi := s.slice(c, n)
@@ -709,7 +726,7 @@ func (s *staged) writeDegrees(undirected bool, dropped uint64) error {
 			return err
 		}
 		for a, arr := range arrs {
-			if err := s.writeWords(p.locBase+8*(p.nMax*uint64(s.cn*p.arrays+a)+lo), arr); err != nil {
+			if err := writeWords(s.mem, p.locBase+8*(uint64(p.n)*uint64(s.cn*p.arrays+a)+lo), arr); err != nil {
 				return err
 			}
 		}
@@ -743,18 +760,18 @@ type degreeSlice struct {
 // writes the sums and returns its slice of the partition's degrees.
 func (s *staged) sumSlice(undirected bool) (*degreeSlice, error) {
 	p := s.p
-	lo, hi := s.slice(s.cn, uint64(s.in.m.n))
+	lo, hi := s.slice(s.cn, uint64(s.n))
 	sum := make([]uint64, hi-lo)
 	var deg []uint64
 	add := func(a, b uint64) uint64 { return a + b }
 	for a := range p.arrays {
 		clear(sum)
 		for c := range p.cns {
-			if err := s.readWords(sum, p.locBase+8*(p.nMax*uint64(c*p.arrays+a)+lo), add); err != nil {
+			if err := readWords(s.mem, sum, p.locBase+8*(uint64(p.n)*uint64(c*p.arrays+a)+lo), add); err != nil {
 				return nil, err
 			}
 		}
-		if err := s.writeWords(p.sumBase+8*(p.nMax*uint64(a)+lo), sum); err != nil {
+		if err := writeWords(s.mem, p.sumBase+8*(uint64(p.n)*uint64(a)+lo), sum); err != nil {
 			return nil, err
 		}
 		switch {
@@ -809,7 +826,7 @@ func (s *staged) place(cut Cutter, sl *degreeSlice, sums []sliceSum) ([]byte, er
 		}
 		edges += x.Edges
 	}
-	placed, err := cut.Slice(sl.deg, sl.lo, before, s.in.m.n, edges)
+	placed, err := cut.Slice(sl.deg, sl.lo, before, s.n, edges)
 	if err != nil {
 		return nil, err
 	}
@@ -823,7 +840,7 @@ func (s *staged) cut(cut Cutter, all [][]byte) ([]uint32, error) {
 		return nil, err
 	}
 	bounds, err := cut.Cut(slices.Concat(each...))
-	n := s.in.m.n
+	n := s.n
 	if err == nil && (len(bounds) != s.p.cns+1 || !slices.IsSorted(bounds) || bounds[0] != 0 || bounds[s.p.cns] != n) {
 		err = errors.Errorf("csr: %s: a cut of %d vertices into %d chunks has bounds %v", s.spec, n, s.p.cns, bounds)
 	}
@@ -836,7 +853,7 @@ func (s *staged) cut(cut Cutter, all [][]byte) ([]uint32, error) {
 func (s *staged) chunkDegrees(lo, hi uint32, undirected, wantIn bool) (deg, in []uint64, err error) {
 	p := s.p
 	read := func(a int, f func(x, y uint64) uint64, dst []uint64) error {
-		return s.readWords(dst, p.sumBase+8*(p.nMax*uint64(a)+uint64(lo)), f)
+		return readWords(s.mem, dst, p.sumBase+8*(uint64(p.n)*uint64(a)+uint64(lo)), f)
 	}
 	add := func(x, y uint64) uint64 { return x + y }
 	deg = make([]uint64, hi-lo)
@@ -885,13 +902,13 @@ func (s *staged) room(bounds []uint32, dropped uint64) ([]uint64, error) {
 	if p.reverse {
 		arrays = 2
 	}
-	buf := make([]uint64, min(stageIO/8, uint64(s.in.m.n)))
+	buf := make([]uint64, min(stageIO/8, uint64(s.n)))
 	for a := range arrays {
-		base := p.locBase + 8*p.nMax*uint64(s.cn*p.arrays+a)
+		base := p.locBase + 8*uint64(p.n)*uint64(s.cn*p.arrays+a)
 		for o := range room {
 			for v := uint64(bounds[o]); v < uint64(bounds[o+1]); {
 				b := buf[:min(uint64(len(buf)), uint64(bounds[o+1])-v)]
-				if err := s.readWords(b, base+8*v, nil); err != nil {
+				if err := readWords(s.mem, b, base+8*v, nil); err != nil {
 					return nil, err
 				}
 				for _, x := range b {
@@ -1028,52 +1045,17 @@ func decodeCounts(all [][]byte, cns int) ([][]uint64, error) {
 func (s *staged) pass(snk sink) (*header, error) {
 	rec := s.p.recBytes
 	var most uint64 // the longest run
-	for _, run := range s.runs {
+	spans := make([][2]uint64, len(s.runs))
+	for i, run := range s.runs {
 		most = max(most, run[1])
+		spans[i] = [2]uint64{s.p.edgeBase + rec*run[0], rec * run[1]}
 	}
-	per := min(uint64(stageIO)/rec, max(most, 1))
-	type piece struct {
-		b   []byte
-		err error
-	}
-	ready := make(chan piece, 1)
-	free := make(chan []byte, 2)
-	free <- make([]byte, per*rec)
-	free <- make([]byte, per*rec)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		defer close(ready)
-		for _, run := range s.runs {
-			for i := uint64(0); i < run[1]; i += per {
-				var b []byte
-				select {
-				case b = <-free:
-				case <-stop:
-					return
-				}
-				b = b[:min(per, run[1]-i)*rec]
-				err := s.mem.Read(b, s.p.edgeBase+rec*(run[0]+i))
-				select {
-				case ready <- piece{b, err}:
-				case <-stop:
-					return
-				}
-				if err != nil {
-					return
-				}
-			}
-		}
-	}()
+	var own func() // the kept edges of this chunk, while the first read runs
 	if s.local {
-		s.sendOwn(snk)
+		own = func() { s.sendOwn(snk) }
 	}
 	recs := make([]edgeRec, 0, batchEdges)
-	for pc := range ready {
-		if pc.err != nil {
-			return nil, pc.err
-		}
-		b := pc.b
+	err := readAhead(s.mem, spans, min(uint64(stageIO)/rec, max(most, 1))*rec, own, func(b []byte, _ uint64) error {
 		for len(b) > 0 {
 			e := edgeRec{s: uint64(binary.LittleEndian.Uint32(b)), d: uint64(binary.LittleEndian.Uint32(b[4:])), w: 1}
 			if rec == 16 {
@@ -1085,12 +1067,73 @@ func (s *staged) pass(snk sink) (*header, error) {
 				recs = recs[:0]
 			}
 		}
-		free <- pc.b[:cap(pc.b)]
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(recs) > 0 {
 		sendEdges(snk, recs)
 	}
 	return nil, nil
+}
+
+// readAhead reads the spans (offset, bytes) of mem in order, chunk bytes
+// at a time (a multiple of the records'), one chunk ahead of f, which is
+// handed each and where it is; first, if not nil, runs while the first
+// chunk is read.
+func readAhead(mem Staging, spans [][2]uint64, chunk uint64, first func(), f func(b []byte, at uint64) error) error {
+	type piece struct {
+		b   []byte
+		at  uint64
+		err error
+	}
+	ready, free := make(chan piece, 1), make(chan []byte, 2)
+	var most uint64
+	for _, sp := range spans {
+		most = max(most, sp[1])
+	}
+	for range 2 {
+		free <- make([]byte, min(most, chunk))
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(ready)
+		for _, sp := range spans {
+			for i := uint64(0); i < sp[1]; i += chunk {
+				var b []byte
+				select {
+				case b = <-free:
+				case <-stop:
+					return
+				}
+				pc := piece{b: b[:min(chunk, sp[1]-i)], at: sp[0] + i}
+				pc.err = mem.Read(pc.b, pc.at)
+				select {
+				case ready <- pc:
+				case <-stop:
+					return
+				}
+				if pc.err != nil {
+					return
+				}
+			}
+		}
+	}()
+	if first != nil {
+		first()
+	}
+	for pc := range ready {
+		if pc.err != nil {
+			return pc.err
+		}
+		if err := f(pc.b, pc.at); err != nil {
+			return err
+		}
+		free <- pc.b[:cap(pc.b)]
+	}
+	return nil
 }
 
 // sendOwn hands snk the kept edges of this CN's range that its chunk

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -170,6 +171,8 @@ func stagedShares(t *testing.T, spec string, o Options, so ShareOptions, cns, mn
 // every number of CNs, with and without kept edges, in-edges and windows.
 func TestStagedMatchesShare(t *testing.T) {
 	el, wel, _, gz := stagedInputs(t)
+	sel, swel := mappedInputs(t, ".sparse", el, wel, func(x uint64) uint64 { return x*1_000_000_000 + x })
+	del, _ := mappedInputs(t, ".dense", el, wel, func(x uint64) uint64 { return x / 1000 * 2 })
 	for _, c := range []struct {
 		name string
 		path string
@@ -186,6 +189,14 @@ func TestStagedMatchesShare(t *testing.T) {
 		{"wel windows", wel, Options{}, ShareOptions{In: true, RowBytes: 8000, Align: 4}},
 		{"txt gzipped", gz, Options{}, ShareOptions{In: true}},
 		{"el synthetic weights", el, Options{Weighted: true}, ShareOptions{}},
+		{"sparse el", sel, Options{}, ShareOptions{In: true}},
+		{"sparse el nothing kept", sel, Options{KeepBytes: -1}, ShareOptions{In: true}},
+		{"sparse wel kept overflows", swel, Options{KeepBytes: 4000}, ShareOptions{In: true}},
+		{"sparse wel undirected windows", swel, Options{Undirected: true}, ShareOptions{RowBytes: 8000, Align: 4}},
+		{"el second staging memory", el, Options{}, ShareOptions{In: true}},
+		{"dense el", del, Options{}, ShareOptions{In: true}},
+		{"dense el nothing kept", del, Options{KeepBytes: -1}, ShareOptions{}},
+		{"sparse el second staging memory", sel, Options{KeepBytes: -1}, ShareOptions{}},
 	} {
 		cnsList, cuts := []int{1, 2, 3, 5}, []string{"even", "lopsided", "balanced"}
 		if testing.Short() { // -race in CI: two CN counts, one cut each
@@ -198,7 +209,11 @@ func TestStagedMatchesShare(t *testing.T) {
 				}
 				t.Run(fmt.Sprintf("%s/cn%d/%s", c.name, cns, cut), func(t *testing.T) {
 					c.o.Workers = 1 + cns%3
-					shares, metas, err := stagedShares(t, c.path, c.o, c.so, cns, 1+cns%2, cut, nil)
+					var rc func(int) *readConfig
+					if strings.Contains(c.name, "second staging memory") { // room for 10 vertices in the first
+						rc = func(int) *readConfig { return &readConfig{vertexBound: 10} }
+					}
+					shares, metas, err := stagedShares(t, c.path, c.o, c.so, cns, 1+cns%2, cut, rc)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -273,6 +288,42 @@ func stagedInputs(t *testing.T) (el, wel, txt, gz string) {
 	return el, wel, txt, gz
 }
 
+// mappedInputs writes el and wel again with every id x as f(x), in files
+// named with suffix: x·10⁹+x gives ids too sparse for a bitmap (the
+// staged read's ids meet as sorted lists), x/1000·2 even ids to 2016, dense
+// enough for a CN to map every slice in one pass.
+func mappedInputs(t *testing.T, suffix, el, wel string, id func(uint64) uint64) (mel, mwel string) {
+	t.Helper()
+	out := [2]string{}
+	for i, path := range []string{el, wel} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w strings.Builder
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 2 || strings.HasPrefix(line, "#") {
+				w.WriteString(line + "\n")
+				continue
+			}
+			for j := range 2 {
+				x, err := strconv.ParseUint(f[j], 10, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f[j] = strconv.FormatUint(id(x), 10)
+			}
+			w.WriteString(strings.Join(f, " ") + "\n")
+		}
+		out[i] = strings.TrimSuffix(path, filepath.Ext(path)) + suffix + filepath.Ext(path)
+		if err := os.WriteFile(out[i], []byte(w.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out[0], out[1]
+}
+
 // sameShare fails unless the staged share got is want: rows (assembled
 // from their windows), in-rows, bounds and degrees.
 func sameShare(t *testing.T, k int, got, want *Share) {
@@ -292,11 +343,14 @@ func sameShare(t *testing.T, k int, got, want *Share) {
 	if got.Lo != want.Lo || got.Hi != want.Hi || !slices.Equal(got.Degrees, want.Degrees) || got.Top != want.Top {
 		t.Fatalf("CN %d: [%d, %d) degrees %v top %d; OpenShareWith's [%d, %d) %v %d", k, got.Lo, got.Hi, got.Degrees, got.Top, want.Lo, want.Hi, want.Degrees, want.Top)
 	}
-	if !reflect.DeepEqual(got.Graph, want.Graph) {
+	if !reflect.DeepEqual(rowsOf(got.Graph), rowsOf(want.Graph)) {
 		t.Fatalf("CN %d: the rows differ from OpenShareWith's", k)
 	}
-	if (got.In == got.Graph) != (want.In == want.Graph) || !reflect.DeepEqual(got.In, want.In) {
+	if (got.In == got.Graph) != (want.In == want.Graph) || !reflect.DeepEqual(rowsOf(got.In), rowsOf(want.In)) {
 		t.Fatalf("CN %d: the in-rows differ from OpenShareWith's", k)
+	}
+	if !sameShareIDs(got, want.Graph) {
+		t.Fatalf("CN %d: the ids differ from OpenShareWith's", k)
 	}
 }
 
@@ -401,7 +455,13 @@ func FuzzStaged(f *testing.F) {
 		}
 		full, _, ferr := open(p, serialOpts(o), carefulConfig())
 		n := 1 + int(cns%6)
-		shares, _, serr := stagedShares(t, p, o, so, n, 1+int(cns/6%2), []string{"even", "lopsided", "balanced"}[split/2%3], func(cn int) *readConfig { return splitConfig(split+uint64(cn), len(data)) })
+		shares, _, serr := stagedShares(t, p, o, so, n, 1+int(cns/6%2), []string{"even", "lopsided", "balanced"}[split/2%3], func(cn int) *readConfig {
+			rc := splitConfig(split+uint64(cn), len(data))
+			if split%5 == 4 { // room for fewer vertices in the first staging memory: a second
+				rc.vertexBound = 1 + split%3
+			}
+			return rc
+		})
 		if (ferr == nil) != (serr == nil) {
 			t.Fatalf("whole graph: %v; staged: %v", ferr, serr)
 		}
@@ -476,4 +536,16 @@ func TestStagedProgress(t *testing.T) {
 	if sum != int64(b.Len()) {
 		t.Fatalf("the CNs' totals add up to %d bytes of %d", sum, b.Len())
 	}
+}
+
+// rowsOf is g without its ids (a staged share's are in the staging
+// memory, an OpenShareWith share's in its graph): sameShare compares
+// them apart.
+func rowsOf(g *Graph) *Graph {
+	if g == nil {
+		return nil
+	}
+	r := *g
+	r.IDs, r.idm = nil, nil
+	return &r
 }

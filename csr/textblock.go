@@ -34,6 +34,10 @@ type readConfig struct {
 	// path of the parsers), as a line-by-line reader: the reference the
 	// fast paths are compared with.
 	careful bool
+	// vertexBound, for tests of staged reads, bounds the vertices the
+	// first staging memory has room for (0: the sketch's bound), so that
+	// the second Open is taken.
+	vertexBound uint64
 }
 
 func (rc *readConfig) slowOnly() bool { return rc != nil && rc.careful }

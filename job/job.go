@@ -214,7 +214,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 		return nil, err
 	}
 	if stg != nil {
-		out.StagedBytes = stg.bytes
+		out.StagedBytes = stg.bytes()
 	}
 	var shape jobShape
 	if err = crossCheck(w, out.Chunks); err == nil {
@@ -367,18 +367,20 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	if err := agree(err); err != nil {
 		return nil, err
 	}
+	sh.Free()
+	var idErr error
+	if w.Rank() == 0 { // the vertices, for the output (a staged share reads their ids from the staging memory)
+		var ids []uint64
+		ids, idErr = sh.ExternalIDs()
+		out.Graph = &csr.Graph{N: sh.Graph.N, IDs: ids, Directed: sh.Graph.Directed}
+	}
+	if err := agree(idErr); err != nil {
+		return nil, err
+	}
 	if err := agree(stg.close()); err != nil { // the shares are in the store
 		return nil, err
 	}
 	out.LoadS = loadRead.Seconds() + time.Since(t2).Seconds()
-	var vertices *csr.Graph // rank 0's, for the output
-	if w.Rank() == 0 {
-		vertices = sh.Graph
-	}
-	sh.Free()
-	if vertices != nil { // a table of the ids, made once the rows are freed
-		out.Graph = &csr.Graph{N: vertices.N, IDs: vertices.ExternalIDs(), Directed: vertices.Directed}
-	}
 	sh, facts = nil, chunkFacts{} // the CNs compute from DM only
 	out.Layout = layouts.Out
 	if cfg.LoadOnly {
@@ -737,7 +739,6 @@ func resolve(cfg *Config, alg algo.Algorithm, sh *csr.Share, meta *csr.Meta, w *
 		return programSpec{}, &rank.ParamError{Msg: err.Error()}
 	}
 	spec := programSpec{Algo: alg.Name, Params: p}
-	g := sh.Graph
 	if !alg.Source {
 		return spec, nil
 	}
@@ -750,10 +751,14 @@ func resolve(cfg *Config, alg algo.Algorithm, sh *csr.Share, meta *csr.Meta, w *
 	}
 	if !has {
 		best := sh.Top
-		spec.Params.Source, spec.SourceID, spec.SourceFrom = best, g.ExternalID(best), "most out-edges"
-		return spec, nil
+		id, err := sh.ExternalID(best)
+		spec.Params.Source, spec.SourceID, spec.SourceFrom = best, id, "most out-edges"
+		return spec, err
 	}
-	v, ok := g.DenseID(ext)
+	v, ok, err := sh.DenseID(ext)
+	if err != nil {
+		return programSpec{}, err
+	}
 	if !ok {
 		return programSpec{}, &rank.ParamError{Msg: fmt.Sprintf("source vertex %d is not a vertex of %s", ext, cfg.Graph)}
 	}

@@ -9,17 +9,33 @@ import (
 )
 
 // stage is csr.Stage over the job: its steps are all-gathers over the
-// world (MPI: a few bytes per CN, never edges), its staging memory a
-// network of its own, opened for the read and closed once the shares are
-// loaded, whose pools the MNs hold besides the store's.
+// world (MPI: a few bytes per CN, never edges), each of its staging
+// memories (the read opens two: the ids', then the rows') a network of its
+// own, opened for the read and closed once the shares are loaded, whose
+// pools the MNs hold besides the store's.
 type stage struct {
 	w    *spmd.World
 	open func(verbs.Config) (verbs.Network, error)
-	net  verbs.Network
-	eps  chan verbs.Endpoint
-	all  []verbs.Endpoint
-	// bytes is the staging memory's size (Open).
-	bytes uint64
+	mems []*stageMem
+}
+
+// stageMem is one staging memory: a network whose pools stripe its
+// bytes over the MNs.
+type stageMem struct {
+	w     *spmd.World
+	net   verbs.Network
+	eps   chan verbs.Endpoint
+	all   []verbs.Endpoint
+	bytes uint64 // its size (Open)
+}
+
+// bytes is the size of the staging memories opened.
+func (s *stage) bytes() uint64 {
+	var n uint64
+	for _, m := range s.mems {
+		n += m.bytes
+	}
+	return n
 }
 
 // stageUnit is the striping of the staging memory: its bytes go to the
@@ -62,25 +78,26 @@ func (s *stage) Open(bytes uint64) (csr.Staging, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.net, s.bytes = net, bytes
+	mem := &stageMem{w: s.w, net: net, bytes: bytes}
+	s.mems = append(s.mems, mem)
 	if s.w.Role != spmd.CN {
-		return s, nil
+		return mem, nil
 	}
-	s.eps = make(chan verbs.Endpoint, stageEndpoints)
+	mem.eps = make(chan verbs.Endpoint, stageEndpoints)
 	for range stageEndpoints {
 		ep, err := net.NewEndpoint()
 		if err != nil {
 			return nil, err
 		}
-		s.all = append(s.all, ep)
-		s.eps <- ep
+		mem.all = append(mem.all, ep)
+		mem.eps <- ep
 	}
-	return s, nil
+	return mem, nil
 }
 
 // each calls f for the pieces of [off, off+n) on the MNs, in order: at
 // is where a piece is, [a, b) which bytes of the n.
-func (s *stage) each(off uint64, n int, f func(at verbs.Addr, a, b int) error) error {
+func (s *stageMem) each(off uint64, n int, f func(at verbs.Addr, a, b int) error) error {
 	m := uint64(s.w.Roles.MN)
 	for done := 0; done < n; {
 		u, in := off/stageUnit, off%stageUnit
@@ -97,7 +114,7 @@ func (s *stage) each(off uint64, n int, f func(at verbs.Addr, a, b int) error) e
 	return nil
 }
 
-func (s *stage) Write(off uint64, b []byte) error {
+func (s *stageMem) Write(off uint64, b []byte) error {
 	ep := <-s.eps
 	defer func() { s.eps <- ep }()
 	if err := s.each(off, len(b), func(at verbs.Addr, x, y int) error { return ep.Write(at, b[x:y]) }); err != nil {
@@ -106,7 +123,7 @@ func (s *stage) Write(off uint64, b []byte) error {
 	return ep.Flush()
 }
 
-func (s *stage) Read(b []byte, off uint64) error {
+func (s *stageMem) Read(b []byte, off uint64) error {
 	ep := <-s.eps
 	defer func() { s.eps <- ep }()
 	if err := s.each(off, len(b), func(at verbs.Addr, x, y int) error { return ep.Read(b[x:y], at) }); err != nil {
@@ -115,15 +132,22 @@ func (s *stage) Read(b []byte, off uint64) error {
 	return ep.Flush()
 }
 
-// close closes the staging memory (collectively, when it was opened).
+// close closes the staging memories (collectively, those opened), the
+// last opened first.
 func (s *stage) close() error {
-	if s == nil || s.net == nil {
+	if s == nil {
 		return nil
 	}
-	for _, ep := range s.all {
-		ep.Close()
+	var first error
+	for i := len(s.mems) - 1; i >= 0; i-- {
+		m := s.mems[i]
+		for _, ep := range m.all {
+			ep.Close()
+		}
+		if err := m.net.Close(); err != nil && first == nil {
+			first = err
+		}
 	}
-	net := s.net
-	s.net, s.all = nil, nil
-	return net.Close()
+	s.mems = nil
+	return first
 }
