@@ -10,9 +10,10 @@ import (
 // spill is where a CN keeps its range's edges in a staged read when they
 // outgrow its budget for kept ones (Options.KeepBytes): in the staging
 // memory, as records of two 8-byte ids (external until mapped, a slice
-// at a time, in place) and, for a weighted input, an 8-byte weight. Every
-// pass after the first reads them from there instead of parsing the text
-// again, and no CN needs the whole id map to parse with.
+// at a time, in place) and, for a weighted input, an 8-byte weight. The
+// CN parses its range a second time to write them; every later pass
+// (ids, mapping, degrees, routing) reads them from there instead of
+// parsing the text again, which would need the whole id map.
 type spill struct {
 	mem      Staging
 	off      uint64 // the first record's byte
@@ -27,7 +28,7 @@ func (sp *spill) rec() uint64 {
 	return 16
 }
 
-// spillRecs is how many records a spill moves per Read or Write.
+// chunk is how many records a spill moves per Read or Write.
 func (sp *spill) chunk() uint64 { return max(1, stageIO/sp.rec()) }
 
 // write parses the range again and writes its edges, a chunk at a

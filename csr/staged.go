@@ -378,33 +378,37 @@ func (in *stagedInput) send(snk sink) error {
 // The steps, each a Step of the whole job (when one fails, every rank
 // returns its error):
 //
-//  1. Each CN parses its range, collecting its ids and keeping its edges
-//     while they fit Options.KeepBytes, and says how many edges, lines
-//     and distinct ids it found, and its first bad line: the error then
-//     names the line of the whole file (the lines of the ranges before
-//     it added), and every rank returns it. The staging memory is sized
-//     from these and opened.
-//  2. Each CN writes its ids (a bitmap, or a sorted list when the ids are
-//     too sparse for one) and reads the others': every CN makes the same
-//     map of external to dense ids.
-//  3. Each CN counts its range's degrees a slice of the vertices at a
+//  1. Each CN parses its range, sketching its ids (idSketch) and keeping
+//     its edges while they fit Options.KeepBytes, and says how many
+//     edges and lines it found, its largest id, its sketch, and its
+//     first bad line: the error then names the line of the whole file
+//     (the lines of the ranges before it added), and every rank returns
+//     it. Every rank cuts the id space into C slices (idSlices) and sizes
+//     the staging memory, which is opened. A CN that could not keep its
+//     edges spills them there (spill).
+//  2. Each CN writes its ids slice by slice (stagedids.go).
+//  3. CN k merges slice k of every CN's ids and says how many it holds:
+//     the slices' counts number the dense ids. Each CN maps its edges to
+//     dense ids a slice (or a group of slices) at a time.
+//  4. Each CN counts its range's degrees a slice of the vertices at a
 //     time (|V|/C of them, C passes over its kept edges) and writes them.
-//  4. Each CN sums its slice of every CN's counts, writes the sums and
+//  5. Each CN sums its slice of every CN's counts, writes the sums and
 //     tells the others its slice's total and its vertex with the most.
-//  5. Each CN places the cut's boundaries that fall in its slice
+//  6. Each CN places the cut's boundaries that fall in its slice
 //     (Cutter.Slice), and every CN makes the cut from them.
-//  6. Each CN says how much room it needs in each chunk's region, from
+//  7. Each CN says how much room it needs in each chunk's region, from
 //     its own degree counts read back from DM (an edge goes to the chunk
 //     of its source, and of its destination when in-rows or an
-//     undirected graph need it), and 7. writes its edges there (those of
+//     undirected graph need it), and 8. writes its edges there (those of
 //     its own chunk stay in its kept edges, when it kept them) and says
 //     how many it wrote. It then reads its chunk's summed degrees.
 //
 // The share then reads its owner's region of the staging memory in every
-// pass its rows take (windows included), so the staging memory must stay
-// open until the share is loaded. Memory: the kept edges of the range
-// (Options.KeepBytes), the id map, O(|V|/C) words of degrees (a slice,
-// then the chunk's), and the rows as OpenShareWith builds them
+// pass its rows take (windows included), and its ids from there
+// (Share.ExternalID), so the staging memory must stay open until the
+// share is loaded and its ids read. Memory: the kept edges of the range
+// (Options.KeepBytes), a slice of the id map, O(|V|/C) words of degrees
+// (a slice, then the chunk's), and the rows as OpenShareWith builds them
 // (ShareOptions.RowBytes), over the chunk's vertices only.
 func OpenStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage, cn, cns int) (*Share, *Meta, error) {
 	return openStaged(spec, opts, so, cut, st, cn, cns, nil)
@@ -478,7 +482,7 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 	if all, err = st.Step(err, placed); err != nil {
 		return nil, nil, err
 	}
-	// Steps 6 and 7: the edges, to their owners; with its edges kept, a
+	// Steps 7 and 8: the edges, to their owners; with its edges kept, a
 	// CN keeps those of its own chunk (it reads them from its kept ones).
 	bounds, err := s.cut(cut, all)
 	var room []byte
@@ -756,7 +760,7 @@ type degreeSlice struct {
 	sum sliceSum
 }
 
-// sumSlice is step 4: this CN sums its slice of every CN's arrays,
+// sumSlice is step 5: this CN sums its slice of every CN's arrays,
 // writes the sums and returns its slice of the partition's degrees.
 func (s *staged) sumSlice(undirected bool) (*degreeSlice, error) {
 	p := s.p
@@ -816,7 +820,7 @@ func topOf(sums []sliceSum) uint32 {
 	return 0
 }
 
-// place is step 5's part on this CN: the boundaries of the cut that fall
+// place is step 6's part on this CN: the boundaries of the cut that fall
 // in its slice.
 func (s *staged) place(cut Cutter, sl *degreeSlice, sums []sliceSum) ([]byte, error) {
 	var before, edges uint64
@@ -833,7 +837,7 @@ func (s *staged) place(cut Cutter, sl *degreeSlice, sums []sliceSum) ([]byte, er
 	return json.Marshal(placed)
 }
 
-// cut is step 5's end: the bounds from every CN's boundaries.
+// cut is step 6's end: the bounds from every CN's boundaries.
 func (s *staged) cut(cut Cutter, all [][]byte) ([]uint32, error) {
 	each, err := decodeAll[[]Boundary](all, "boundaries")
 	if err != nil {
@@ -889,9 +893,9 @@ func (b owners) of(v uint64) int {
 	return lo
 }
 
-// room is step 6: how many records this CN may send each chunk of
+// room is step 7: how many records this CN may send each chunk of
 // bounds, from its own degree counts (read back, a piece at a time, from
-// where step 3 wrote them): the out-edges of the chunk's vertices, with
+// where step 4 wrote them): the out-edges of the chunk's vertices, with
 // reverse their in-edges too (an edge inside the chunk goes once but
 // counts twice), and the self-loops the policy drops (dropped, routed
 // for their count).
@@ -972,7 +976,7 @@ func (r *router) flush(o int) {
 	r.fill[o] = 0
 }
 
-// route is step 6: this CN's edges, written to their chunks' regions
+// route is step 8: this CN's edges, written to their chunks' regions
 // (chunk o's holds every CN's room for it, CN 0's first). It returns how
 // many records it sent each chunk.
 func (s *staged) route(all [][]byte, bounds []uint32) ([]uint64, error) {
