@@ -37,7 +37,8 @@ const sketchSize = 4096
 // multiplicity, the union of sketches is the sketch of the union, and
 // the k-th least hash estimates how many ids there are.
 type idSketch struct {
-	Hash, ID []uint64 // ascending hashes, and their ids
+	Hash []uint64 `json:"-"` // ascending (a payload carries the ids alone: union hashes them again)
+	ID   []uint64 // the ids of the hashes
 }
 
 // mix is a 64-bit finaliser (splitmix64's): the sketch's hash.
@@ -79,7 +80,9 @@ func (s *idSketch) addBlock(b *edgeBlock) {
 func union(sk []idSketch) idSketch {
 	var u idSketch
 	for _, s := range sk {
-		u.Hash, u.ID = append(u.Hash, s.Hash...), append(u.ID, s.ID...)
+		for _, x := range s.ID {
+			u.Hash, u.ID = append(u.Hash, mix(x)), append(u.ID, x)
+		}
 	}
 	idx := make([]int, len(u.Hash))
 	for i := range idx {
