@@ -279,6 +279,11 @@ func TestConvertUnderMpirun(t *testing.T) {
 		fmt.Fprintf(&b, "%d\t%d\t%g\n", (i*i)%7919*1000+3, (i*31)%4001*1000+3, float64(i%9)/8)
 	}
 	wel := writeText(t, dir, "g.wel", b.String())
+	var sb strings.Builder // ids too sparse for a bitmap: they meet as sorted lists
+	for i := range 20000 {
+		fmt.Fprintf(&sb, "%d\t%d\n", uint64((i*i)%7919)*1_000_000_007+3, uint64((i*31)%4001)*1_000_000_007+3)
+	}
+	sparse := writeText(t, dir, "sparse.el", sb.String())
 	for _, c := range []struct {
 		name  string
 		np    int
@@ -286,6 +291,7 @@ func TestConvertUnderMpirun(t *testing.T) {
 		flags []string
 	}{
 		{"wel", 3, wel, nil},
+		{"sparse", 3, sparse, nil},
 		{"undirected-float32", 2, wel, []string{"--undirected", "--float32", "--drop-self-loops"}},
 		{"snap-gz", 2, filepath.Join(data, "snap", "p2p-Gnutella08.txt.gz"), []string{"--weighted"}},
 		{"drop-duplicates (rank 0 alone)", 2, wel, []string{"--drop-duplicates"}},
