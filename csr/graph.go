@@ -27,7 +27,9 @@ type Graph struct {
 	// Directed is false when every edge is stored in both directions.
 	Directed bool
 	// idm, when IDs is nil, holds the external ids as a bitmap of them
-	// with ranks instead of a table (a staged read's share).
+	// with ranks instead of a table (OpenShareWith's share of a text
+	// input; a staged share's ids are its Share's, in the staging
+	// memory).
 	idm *idMap
 }
 

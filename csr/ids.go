@@ -25,15 +25,13 @@ func bitmapFits(maxID, endpoints uint64) bool {
 type idMap struct {
 	n        uint32
 	identity bool     // the ids are 0..n-1
-	ids      []uint64 // sorted distinct ids; nil when identity, or with a bitmap
-	maxID    uint64
-	// With a bitmap: bit x of bits is set for every id x, and rank[i]
-	// counts the set bits of bits[:i]. The map then holds no table of
-	// the ids (a word per vertex): external selects the v-th set bit, and
-	// a staged read's CNs hold 1.5 bits per id of the id space, which
-	// planStage bounds by |V|/C words.
-	bits []uint64
-	rank []uint32
+	ids      []uint64 // sorted distinct ids; nil when identity, or with a bitmap alone
+	// pc, when the ids fit a bitmap, is the bitmap of them with a running
+	// count of set bits per word: a piece of one slice, the whole id
+	// space (idslices.go). An id's dense id is a lookup and a popcount;
+	// without ids, a dense id's external id is a select over the ranks,
+	// and the map holds no table of the ids (a word per vertex).
+	pc *idPiece
 }
 
 // external returns the external id of dense id v (< n).
@@ -43,17 +41,8 @@ func (m *idMap) external(v uint32) uint64 {
 		return uint64(v)
 	case m.ids != nil:
 		return m.ids[v]
-	default:
-		// The last word whose rank is at most v holds it: the next
-		// word's rank is past v, so this word has more than v-rank ids.
-		i, _ := slices.BinarySearch(m.rank, v+1)
-		i--
-		w := m.bits[i]
-		for range v - m.rank[i] {
-			w &= w - 1
-		}
-		return uint64(i)<<6 + uint64(bits.TrailingZeros64(w))
 	}
+	return m.pc.external(v)
 }
 
 // table returns the external ids by dense id (nil: identity).
@@ -61,14 +50,7 @@ func (m *idMap) table() []uint64 {
 	if m.identity || m.ids != nil {
 		return m.ids
 	}
-	ids := make([]uint64, 0, m.n)
-	for i, w := range m.bits {
-		for w != 0 {
-			ids = append(ids, uint64(i)<<6+uint64(bits.TrailingZeros64(w)))
-			w &= w - 1
-		}
-	}
-	return ids
+	return m.pc.appendAll(make([]uint64, 0, m.n))
 }
 
 // dense returns the dense id of x and whether x is an id of the map.
@@ -76,12 +58,8 @@ func (m *idMap) dense(x uint64) (uint32, bool) {
 	switch {
 	case m.identity:
 		return uint32(x), x < uint64(m.n)
-	case m.bits != nil:
-		if x > m.maxID {
-			return 0, false
-		}
-		w, b := m.bits[x>>6], uint64(1)<<(x&63)
-		return m.rank[x>>6] + uint32(bits.OnesCount64(w&(b-1))), w&b != 0
+	case m.pc != nil:
+		return m.pc.dense(x)
 	}
 	i, ok := slices.BinarySearch(m.ids, x)
 	return uint32(i), ok
@@ -90,10 +68,8 @@ func (m *idMap) dense(x uint64) (uint32, bool) {
 // newIDMapBits makes the map of the ids set in a bitmap, or an error if
 // they are more than MaxVertices.
 func newIDMapBits(file string, bm []uint64) (*idMap, error) {
-	rank := make([]uint32, len(bm))
 	var c uint64
-	for i, w := range bm {
-		rank[i] = uint32(c)
+	for _, w := range bm {
 		c += uint64(bits.OnesCount64(w))
 	}
 	if c > MaxVertices {
@@ -108,12 +84,12 @@ func newIDMapBits(file string, bm []uint64) (*idMap, error) {
 	for bm[last] == 0 {
 		last--
 	}
-	m.maxID = uint64(last)<<6 + 63 - uint64(bits.LeadingZeros64(bm[last]))
-	if m.maxID == c-1 {
+	maxID := uint64(last)<<6 + 63 - uint64(bits.LeadingZeros64(bm[last]))
+	if maxID == c-1 {
 		m.identity = true
 		return m, nil
 	}
-	m.bits, m.rank = bm[:last+1], rank[:last+1]
+	m.pc = newBitmapPiece(0, maxID, 0, bm[:last+1])
 	return m, nil
 }
 
@@ -124,18 +100,11 @@ func newIDMapSorted(ids []uint64) *idMap {
 	if n == 0 || ids[n-1] == uint64(n-1) {
 		return &idMap{n: uint32(n), identity: true}
 	}
-	m := &idMap{n: uint32(n), ids: ids, maxID: ids[n-1]}
-	if bitmapFits(m.maxID, uint64(n)) {
-		m.bits = make([]uint64, m.maxID>>6+1)
-		for _, x := range ids {
-			m.bits[x>>6] |= 1 << (x & 63)
-		}
-		m.rank = make([]uint32, len(m.bits))
-		var c uint32
-		for i, w := range m.bits {
-			m.rank[i] = c
-			c += uint32(bits.OnesCount64(w))
-		}
+	m := &idMap{n: uint32(n), ids: ids}
+	if maxID := ids[n-1]; bitmapFits(maxID, uint64(n)) {
+		bm := make([]uint64, maxID>>6+1)
+		setBits(bm, ids, 0, maxID)
+		m.pc = newBitmapPiece(0, maxID, 0, bm)
 	}
 	return m
 }

@@ -37,7 +37,7 @@ const sketchSize = 4096
 // multiplicity, the union of sketches is the sketch of the union, and
 // the k-th least hash estimates how many ids there are.
 type idSketch struct {
-	Hash []uint64 `json:"-"` // ascending (a payload carries the ids alone: union hashes them again)
+	Hash []uint64 `json:"-"` // ascending (a payload carries the ids alone: union adds them again)
 	ID   []uint64 // the ids of the hashes
 }
 
@@ -76,38 +76,14 @@ func (s *idSketch) addBlock(b *edgeBlock) {
 	addSketch(s, b.d64)
 }
 
-// union is the sketch of the union of every CN's ids.
+// union is the sketch of the union of every CN's ids: their ids added
+// to one sketch.
 func union(sk []idSketch) idSketch {
 	var u idSketch
 	for _, s := range sk {
-		for _, x := range s.ID {
-			u.Hash, u.ID = append(u.Hash, mix(x)), append(u.ID, x)
-		}
+		addSketch(&u, s.ID)
 	}
-	idx := make([]int, len(u.Hash))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int {
-		switch {
-		case u.Hash[a] < u.Hash[b]:
-			return -1
-		case u.Hash[a] > u.Hash[b]:
-			return 1
-		}
-		return 0
-	})
-	var out idSketch
-	for _, i := range idx {
-		if n := len(out.Hash); n == sketchSize || (n > 0 && out.Hash[n-1] == u.Hash[i]) {
-			if n == sketchSize {
-				break
-			}
-			continue
-		}
-		out.Hash, out.ID = append(out.Hash, u.Hash[i]), append(out.ID, u.ID[i])
-	}
-	return out
+	return u
 }
 
 // estimate is how many distinct ids the sketch stands for: exact when it
@@ -145,13 +121,9 @@ func newIDSlices(sk idSketch, maxID uint64, cns int) idSlices {
 		sl.per = int(max(1, min(uint64(cns), sk.estimate()/uint64(cns)/sl.words)))
 		return sl
 	}
-	ids := slices.Clone(sk.ID)
-	slices.Sort(ids)
-	for k := 1; k < cns; k++ {
-		sl.lo[k] = sl.lo[k-1]
-		if len(ids) > 0 {
-			sl.lo[k] = max(sl.lo[k-1], ids[k*len(ids)/cns])
-		}
+	ids := slices.Sorted(slices.Values(sk.ID))
+	for k := 1; k < cns && len(ids) > 0; k++ {
+		sl.lo[k] = ids[k*len(ids)/cns] // ascending, as the ids are
 	}
 	return sl
 }

@@ -103,7 +103,7 @@ func ServeStaged(st Stage) error {
 	if all, err = st.Step(nil, nil); err != nil { // 3: merged, counted
 		return err
 	}
-	n, err := p.vertices(all)
+	_, n, err := p.vertices(all)
 	if err != nil {
 		return err
 	}
@@ -232,20 +232,20 @@ func planStage(all [][]byte) (*stagePlan, []stageRange, error) {
 	return p, rs, nil
 }
 
-// vertices is the number of vertices from step 3's counts of ids, or the
-// error of more than MaxVertices.
-func (p *stagePlan) vertices(all [][]byte) (uint32, error) {
+// vertices is step 3's counts of ids, a slice's per CN, and the number
+// of vertices, or the error of more than MaxVertices.
+func (p *stagePlan) vertices(all [][]byte) ([]uint64, uint32, error) {
 	counts, err := decodeAll[uint64](all, "count of ids")
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	var n uint64
 	for _, c := range counts {
 		if n += c; n > MaxVertices {
-			return 0, fileErr(p.file, "more than %d vertices; dense ids are 32-bit", uint64(MaxVertices))
+			return nil, 0, fileErr(p.file, "more than %d vertices; dense ids are 32-bit", uint64(MaxVertices))
 		}
 	}
-	return uint32(n), nil
+	return counts, uint32(n), nil
 }
 
 // rowsBytes is the size of the rows' region for n vertices.
@@ -268,7 +268,7 @@ func (p *stagePlan) placeRows(n uint32) bool {
 	}
 	p.sumBase = p.locBase + 8*uint64(n)*uint64(p.cns*p.arrays)
 	p.edgeBase = p.sumBase + 8*uint64(n)*uint64(p.arrays)
-	p.total = p.edgeBase + p.routed*p.recBytes
+	p.total = p.locBase + p.rowsBytes(n)
 	return first
 }
 
@@ -522,7 +522,7 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 		return nil, nil, err
 	}
 	meta := &Meta{Name: datasetName(in.path), Path: in.path, Format: in.format, InputEdges: p.edges}
-	h := &header{n: s.n, directed: true, weighted: in.weighted, meta: meta} // the ids: m
+	h := &header{n: p.n, directed: true, weighted: in.weighted, meta: meta} // the ids: m
 	sh, meta, err := finishShare(spec, &o, so, s.pass, h, deg, inDeg, lo, hi, topOf(sums), undirected, wantIn)
 	if err != nil {
 		return nil, nil, err
@@ -535,8 +535,8 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 }
 
 // step1 is step 1: this CN's range parsed (unless err, an earlier
-// error, is passed on instead), its ids collected into ids, r filled in
-// and told to every CN, whose records it returns.
+// error, is passed on instead), r filled in (its ids sketched) and told
+// to every CN, whose records it returns.
 func (in *stagedInput) step1(st Stage, spec string, cn, cns int, r *stageRange, err error) ([][]byte, error) {
 	if err == nil {
 		err = in.first(spec, cn, cns, r)
@@ -608,10 +608,7 @@ func (in *stagedInput) first(spec string, cn, cns int, r *stageRange) error {
 		err = nil
 	}
 	in.parsed = true
-	r.Spill = r.Edges > 0 && !in.kept.ok()
-	if r.Spill {
-		in.kept.free()
-	}
+	r.Spill = r.Edges > 0 && !in.kept.ok() // (kept edges past the budget are freed already)
 	return err
 }
 
@@ -631,7 +628,6 @@ type staged struct {
 	p    *stagePlan
 	ids  Staging // the ids' region
 	mem  Staging // the rows' region
-	n    uint32  // vertices
 	cn   int
 	in   *stagedInput
 	so   ShareOptions
@@ -690,11 +686,11 @@ func readWords(mem Staging, dst []uint64, off uint64, f func(a, b uint64) uint64
 // writeDegrees is step 4: this CN's edges' degree counts, written a
 // slice of the vertices at a time (the slices of step 5), each counted
 // in a pass over its edges: a CN holds the counts of |V|/C vertices, not
-// of every vertex, for C passes over its kept (or spilled) edges. dropped is the self-loops of the
-// range that the policy drops.
+// of every vertex, for C passes over its kept (or spilled) edges.
+// dropped is the self-loops of the range that the policy drops.
 func (s *staged) writeDegrees(undirected bool, dropped uint64) error {
 	p := s.p
-	n := uint64(s.n)
+	n := uint64(s.p.n)
 	dropLoops := s.in.o.SelfLoops == DropSelfLoops
 	for c := range p.cns {
 		lo, hi := s.slice(c, n)
@@ -764,7 +760,7 @@ type degreeSlice struct {
 // writes the sums and returns its slice of the partition's degrees.
 func (s *staged) sumSlice(undirected bool) (*degreeSlice, error) {
 	p := s.p
-	lo, hi := s.slice(s.cn, uint64(s.n))
+	lo, hi := s.slice(s.cn, uint64(s.p.n))
 	sum := make([]uint64, hi-lo)
 	var deg []uint64
 	add := func(a, b uint64) uint64 { return a + b }
@@ -830,7 +826,7 @@ func (s *staged) place(cut Cutter, sl *degreeSlice, sums []sliceSum) ([]byte, er
 		}
 		edges += x.Edges
 	}
-	placed, err := cut.Slice(sl.deg, sl.lo, before, s.n, edges)
+	placed, err := cut.Slice(sl.deg, sl.lo, before, s.p.n, edges)
 	if err != nil {
 		return nil, err
 	}
@@ -844,7 +840,7 @@ func (s *staged) cut(cut Cutter, all [][]byte) ([]uint32, error) {
 		return nil, err
 	}
 	bounds, err := cut.Cut(slices.Concat(each...))
-	n := s.n
+	n := s.p.n
 	if err == nil && (len(bounds) != s.p.cns+1 || !slices.IsSorted(bounds) || bounds[0] != 0 || bounds[s.p.cns] != n) {
 		err = errors.Errorf("csr: %s: a cut of %d vertices into %d chunks has bounds %v", s.spec, n, s.p.cns, bounds)
 	}
@@ -906,7 +902,7 @@ func (s *staged) room(bounds []uint32, dropped uint64) ([]uint64, error) {
 	if p.reverse {
 		arrays = 2
 	}
-	buf := make([]uint64, min(stageIO/8, uint64(s.n)))
+	buf := make([]uint64, min(stageIO/8, uint64(s.p.n)))
 	for a := range arrays {
 		base := p.locBase + 8*uint64(p.n)*uint64(s.cn*p.arrays+a)
 		for o := range room {
@@ -1048,10 +1044,8 @@ func decodeCounts(all [][]byte, cns int) ([][]uint64, error) {
 // edges, every CN's, on dense ids. Reads run one ahead of the decoding.
 func (s *staged) pass(snk sink) (*header, error) {
 	rec := s.p.recBytes
-	var most uint64 // the longest run
 	spans := make([][2]uint64, len(s.runs))
 	for i, run := range s.runs {
-		most = max(most, run[1])
 		spans[i] = [2]uint64{s.p.edgeBase + rec*run[0], rec * run[1]}
 	}
 	var own func() // the kept edges of this chunk, while the first read runs
@@ -1059,7 +1053,7 @@ func (s *staged) pass(snk sink) (*header, error) {
 		own = func() { s.sendOwn(snk) }
 	}
 	recs := make([]edgeRec, 0, batchEdges)
-	err := readAhead(s.mem, spans, min(uint64(stageIO)/rec, max(most, 1))*rec, own, func(b []byte, _ uint64) error {
+	err := readAhead(s.mem, spans, stageIO/rec*rec, own, func(b []byte, _ uint64) error {
 		for len(b) > 0 {
 			e := edgeRec{s: uint64(binary.LittleEndian.Uint32(b)), d: uint64(binary.LittleEndian.Uint32(b[4:])), w: 1}
 			if rec == 16 {
@@ -1083,9 +1077,9 @@ func (s *staged) pass(snk sink) (*header, error) {
 }
 
 // readAhead reads the spans (offset, bytes) of mem in order, chunk bytes
-// at a time (a multiple of the records'), one chunk ahead of f, which is
-// handed each and where it is; first, if not nil, runs while the first
-// chunk is read.
+// at a time (a multiple of the records'; its buffers no larger than the
+// longest span), one chunk ahead of f, which is handed each and where it
+// is; first, if not nil, runs while the first chunk is read.
 func readAhead(mem Staging, spans [][2]uint64, chunk uint64, first func(), f func(b []byte, at uint64) error) error {
 	type piece struct {
 		b   []byte

@@ -59,25 +59,20 @@ func (s *staged) writeSlices() ([]byte, error) {
 	}
 	pos := make([]uint64, p.cns+1)
 	room := p.localOff[s.cn+1] - p.localOff[s.cn]
-	var list []uint64
+	set := &idSet{listMode: true, workers: s.in.o.Workers} // a slice's ids, compacted as they double
 	for k := range p.cns {
-		list = list[:0]
+		set.list, set.distinct = set.list[:0], 0
 		if lo, span, ok := sl.span(k); ok {
-			distinct := 0
 			err := s.endpoints(func(a32 []uint32, a64 []uint64) {
-				list = appendIn(appendIn(list, a32, lo, span), a64, lo, span)
-				if len(list) >= 2*distinct+1<<20 { // compact as it doubles
-					parallelSort(list, s.in.o.Workers)
-					list = slices.Compact(list)
-					distinct = len(list)
-				}
+				set.list = appendIn(appendIn(set.list, a32, lo, span), a64, lo, span)
+				set.compactIfFull()
 			})
 			if err != nil {
 				return nil, err
 			}
-			parallelSort(list, s.in.o.Workers)
-			list = slices.Compact(list)
+			set.compact()
 		}
+		list := set.list
 		pos[k+1] = pos[k] + uint64(len(list))
 		if pos[k+1] > room {
 			return nil, errors.Errorf("csr: %s changed while it was read (more ids than endpoints)", s.spec)
@@ -185,11 +180,10 @@ type slicedIDs struct {
 // than MaxVertices ids.
 func (s *staged) newSlicedIDs(pos [][]uint64, all [][]byte) (*slicedIDs, error) {
 	p := s.p
-	n, err := p.vertices(all)
+	counts, n, err := p.vertices(all)
 	if err != nil {
 		return nil, err
 	}
-	counts, _ := decodeAll[uint64](all, "count of ids") // vertices decoded them
 	m := &slicedIDs{mem: s.ids, p: p, base: make([]uint32, p.cns+1), at: make([]uint64, p.cns)}
 	for k, c := range counts {
 		m.at[k] = p.mergedAt(pos, k)
@@ -228,8 +222,8 @@ func (m *slicedIDs) pieceOf(a, b int) (*idPiece, error) {
 }
 
 // groups cuts the slices into runs a CN holds at once: sl.per slices
-// with bitmaps; with lists (and counts, those of m), as many as hold
-// |V|/C ids, at least one (without counts, one each).
+// with bitmaps; with lists, as many as hold |V|/C of m's ids, at least
+// one (m is not read with bitmaps).
 func (s *staged) groups(m *slicedIDs) [][2]int {
 	p := s.p
 	var gs [][2]int
@@ -237,10 +231,6 @@ func (s *staged) groups(m *slicedIDs) [][2]int {
 	case p.slices.bitmap:
 		for a := 0; a < p.cns; a += p.slices.per {
 			gs = append(gs, [2]int{a, min(p.cns, a+p.slices.per)})
-		}
-	case m == nil:
-		for k := range p.cns {
-			gs = append(gs, [2]int{k, k + 1})
 		}
 	default:
 		limit := max(1, m.n()/uint32(p.cns))
@@ -338,9 +328,10 @@ func (s *staged) mapEdges(m *slicedIDs) error {
 }
 
 // stageIDs opens bytes of staging memory (the ids' region, and room for
-// what follows) and takes steps 2 and 3: every CN's ids written a slice at a time (a CN that spills first
-// writes its edges), and each slice merged by its CN. It returns the
-// staged read, without the rows' region, and the map.
+// what follows) and takes steps 2 and 3: every CN's ids written a slice
+// at a time (a CN that spills first writes its edges), and each slice
+// merged by its CN. It returns the staged read, without the rows'
+// region, and the map.
 func stageIDs(st Stage, bytes uint64, p *stagePlan, in *stagedInput, cn int, spec string, r *stageRange) (*staged, *slicedIDs, error) {
 	ids, err := st.Open(bytes)
 	if err != nil {
@@ -374,6 +365,5 @@ func stageIDs(st Stage, bytes uint64, p *stagePlan, in *stagedInput, cn int, spe
 	if err != nil {
 		return nil, nil, err
 	}
-	s.n = m.n()
 	return s, m, nil
 }

@@ -10,9 +10,10 @@ import (
 
 // stage is csr.Stage over the job: its steps are all-gathers over the
 // world (MPI: a few bytes per CN, never edges), each of its staging
-// memories (the read opens two: the ids', then the rows') a network of its
-// own, opened for the read and closed once the shares are loaded, whose
-// pools the MNs hold besides the store's.
+// memories (one, and a second when the vertices outnumber what the
+// first was sized for) a network of its own, opened for the read and
+// closed once the shares are loaded, whose pools the MNs hold besides the
+// store's.
 type stage struct {
 	w    *spmd.World
 	open func(verbs.Config) (verbs.Network, error)
