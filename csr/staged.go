@@ -434,7 +434,7 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 		in.kept.free()
 		return nil, nil, err
 	}
-	keep := false // the share reads the kept edges: freed by Share.Free
+	keep := false // a windowed share's windows read the kept edges: freed by Share.Free
 	defer func() {
 		if !keep {
 			in.kept.free()
@@ -528,7 +528,7 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 		return nil, nil, err
 	}
 	sh.ids = m
-	if keep {
+	if keep = keep && sh.Windowed(); keep { // its windows read their kept edges
 		sh.free = in.kept.free
 	}
 	return sh, meta, nil

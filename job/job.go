@@ -228,11 +228,22 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	}
 	// A directed graph whose every share lists the same in- as out-edges
 	// is symmetric: the out-lists serve the pull.
-	out.Symmetric, err = allSymmetric(w, sh)
+	var windowed bool
+	out.Symmetric, windowed, err = shareTraits(w, sh)
 	if err := agree(err); err != nil {
 		return nil, err
 	}
 	hasIn := wantIn && !out.Symmetric
+	// The read ends before the store's pools are opened, unless a windowed
+	// share's load still reads its edges from what the read kept: the
+	// memory that the CNs' kept edges and the MNs' staging memory free
+	// then backs the pools instead of fresh pages (on this VM a fresh page
+	// can cost more than the copy into it).
+	if !windowed {
+		if err := endStage(w, sh, stg, out, agree); err != nil {
+			return nil, err
+		}
+	}
 	if !cfg.LoadOnly {
 		if alg, err = lookup(&cfg, shape.Spec.Algo); err != nil {
 			return nil, err
@@ -367,18 +378,10 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	if err := agree(err); err != nil {
 		return nil, err
 	}
-	sh.Free()
-	var idErr error
-	if w.Rank() == 0 { // the vertices, for the output (a staged share reads their ids from the staging memory)
-		var ids []uint64
-		ids, idErr = sh.ExternalIDs()
-		out.Graph = &csr.Graph{N: sh.Graph.N, IDs: ids, Directed: sh.Graph.Directed}
-	}
-	if err := agree(idErr); err != nil {
-		return nil, err
-	}
-	if err := agree(stg.close()); err != nil { // the shares are in the store
-		return nil, err
+	if windowed {
+		if err := endStage(w, sh, stg, out, agree); err != nil {
+			return nil, err
+		}
 	}
 	out.LoadS = loadRead.Seconds() + time.Since(t2).Seconds()
 	sh, facts = nil, chunkFacts{} // the CNs compute from DM only
@@ -513,17 +516,40 @@ func planOne(w *spmd.World, sizes csr.ChunkSizes, lcfg csr.LayoutConfig, vertice
 	return csr.PlanSizes(uint32(vertices), edges, weighted, lcfg, all)
 }
 
-// allSymmetric tells whether every CN's share has the same in- as
-// out-edges (true for undirected graphs and when no in-edges were read).
-func allSymmetric(w *spmd.World, sh *csr.Share) (bool, error) {
-	v := []int64{0}
+// shareTraits tells whether every CN's share has the same in- as
+// out-edges (true for undirected graphs and when no in-edges were read),
+// and whether some CN's share builds its rows window by window (its load
+// then reads its kept edges and the staging memory).
+func shareTraits(w *spmd.World, sh *csr.Share) (symmetric, windowed bool, err error) {
+	v := []int64{0, 0}
 	if sh != nil && !sh.Symmetric() { // directed without in-edges: not known to be
 		v[0] = 1
 	}
-	if err := w.Comm.AllReduceInt64(v, spmd.Max); err != nil {
-		return false, err
+	if sh != nil && sh.Windowed() {
+		v[1] = 1
 	}
-	return v[0] == 0, nil
+	if err := w.Comm.AllReduceInt64(v, spmd.Max); err != nil {
+		return false, false, err
+	}
+	return v[0] == 0, v[1] == 1, nil
+}
+
+// endStage ends the read, collectively, once no CN needs its share's
+// input any more: the share frees what it kept to build its rows, rank 0
+// takes the vertices for the output (a staged share reads their ids from
+// the staging memory), and the staging memory closes.
+func endStage(w *spmd.World, sh *csr.Share, stg *stage, out *Outcome, agree func(error) error) error {
+	sh.Free()
+	var err error
+	if w.Rank() == 0 {
+		var ids []uint64
+		ids, err = sh.ExternalIDs()
+		out.Graph = &csr.Graph{N: sh.Graph.N, IDs: ids, Directed: sh.Graph.Directed}
+	}
+	if err := agree(err); err != nil {
+		return err
+	}
+	return agree(stg.close())
 }
 
 // programSpec is what builds a kernel's program on any rank, so the memory
