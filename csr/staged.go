@@ -405,8 +405,9 @@ func (in *stagedInput) send(snk sink) error {
 //
 // The share then reads its owner's region of the staging memory in every
 // pass its rows take (windows included), and its ids from there
-// (Share.ExternalID), so the staging memory must stay open until the
-// share is loaded and its ids read. Memory: the kept edges of the range
+// (Share.ExternalID), so the staging memory must stay open until its ids
+// are read and, for a windowed share, until it is loaded (a share built
+// whole frees its kept edges before it returns). Memory: the kept edges of the range
 // (Options.KeepBytes), a slice of the id map, O(|V|/C) words of degrees
 // (a slice, then the chunk's), and the rows as OpenShareWith builds them
 // (ShareOptions.RowBytes), over the chunk's vertices only.
