@@ -39,6 +39,14 @@ const beat = 500 * time.Millisecond
 // alongside.
 const quietGrace = 4 * beat
 
+// lateAfter is how long an MN's table may go unread before its own word
+// stops counting: a word that was not read again has not been seen not
+// to move (the table of an MN whose pool a stopped CN holds stops
+// answering, and the word last read there may be a beat older than the
+// stopped CN's own, which must be the one named). A table silent for
+// longer than PeerTimeout plus quietGrace names its MN (quiet).
+const lateAfter = 3 * beat
+
 // heartbeatBytes is the table's size at the end of each MN pool.
 func heartbeatBytes(ranks int) uint64 { return (uint64(8*ranks) + 63) &^ 63 }
 
@@ -202,6 +210,7 @@ func (l *liveness) run() {
 		prev = time.Now()
 		var quiet []int            // MNs whose table has not answered
 		var silent []time.Duration // for how long
+		var late []bool            // MNs whose table has not answered the last beats
 		if l.w.Role == spmd.MN {
 			t := l.local()
 			atomic.StoreUint64(&t[me], l.word(count))
@@ -211,17 +220,20 @@ func (l *liveness) run() {
 		} else {
 			l.mu.Lock()
 			copy(view, l.words)
+			late = make([]bool, len(l.reply))
 			for m, at := range l.reply {
-				if d := time.Since(at); d > l.timeout+quietGrace {
+				d := time.Since(at)
+				if d > l.timeout+quietGrace {
 					quiet, silent = append(quiet, m), append(silent, d)
 				}
+				late[m] = d > lateAfter
 			}
 			l.mu.Unlock()
 		}
 		now := time.Now()
 		var out []string
 		for r, v := range view {
-			if r == me || !l.watches(r) || (l.w.Role == spmd.CN && r >= l.w.Roles.CN && len(quiet) > 0) {
+			if r == me || !l.watches(r) || (l.w.Role == spmd.CN && r >= l.w.Roles.CN && (len(quiet) > 0 || late[r-l.w.Roles.CN])) {
 				continue
 			}
 			if v != last[r] {
