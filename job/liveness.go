@@ -190,6 +190,7 @@ func (l *liveness) run() {
 		seen[r] = now
 	}
 	view := make([]uint64, n)
+	late := make([]bool, l.w.Roles.MN) // CN: MNs whose table has not answered the last beats
 	tick := time.NewTicker(beat)
 	defer tick.Stop()
 	prev := now
@@ -210,7 +211,6 @@ func (l *liveness) run() {
 		prev = time.Now()
 		var quiet []int            // MNs whose table has not answered
 		var silent []time.Duration // for how long
-		var late []bool            // MNs whose table has not answered the last beats
 		if l.w.Role == spmd.MN {
 			t := l.local()
 			atomic.StoreUint64(&t[me], l.word(count))
@@ -220,7 +220,6 @@ func (l *liveness) run() {
 		} else {
 			l.mu.Lock()
 			copy(view, l.words)
-			late = make([]bool, len(l.reply))
 			for m, at := range l.reply {
 				d := time.Since(at)
 				if d > l.timeout+quietGrace {
@@ -233,7 +232,8 @@ func (l *liveness) run() {
 		now := time.Now()
 		var out []string
 		for r, v := range view {
-			if r == me || !l.watches(r) || (l.w.Role == spmd.CN && r >= l.w.Roles.CN && (len(quiet) > 0 || late[r-l.w.Roles.CN])) {
+			role, idx := l.w.Roles.Of(r)
+			if r == me || !l.watches(r) || (l.w.Role == spmd.CN && role == spmd.MN && (len(quiet) > 0 || late[idx])) {
 				continue
 			}
 			if v != last[r] {
@@ -241,7 +241,6 @@ func (l *liveness) run() {
 				continue
 			}
 			if d := now.Sub(seen[r]); d > l.timeout {
-				role, idx := l.w.Roles.Of(r)
 				out = append(out, fmt.Sprintf("rank %d (%s %d) has not moved for %.0fs, last seen %s", r, role, idx, d.Seconds(), l.phaseName(v>>56)))
 			}
 		}
