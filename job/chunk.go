@@ -33,7 +33,7 @@ type chunkFacts struct {
 // the in-rows' (without the reserve, which planLayouts adds).
 func layoutConfigs(w *spmd.World, cfg *Config, chunks []uint32) (out, in csr.LayoutConfig) {
 	out = cfg.Layout
-	out.NumMN, out.Bounds, out.AttrBytes = w.Roles.MN, chunks, rank.AttrBytes()
+	out.NumMN, out.Bounds, out.AttrBytes = cfg.numMN(w), chunks, rank.AttrBytes()
 	out.Naive = rank.IsPlain(cfg.Engine.Mode)
 	in = out
 	in.AttrBytes, in.Naive = nil, false

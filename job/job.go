@@ -77,6 +77,10 @@ type Config struct {
 	// PreCheck runs on world rank 0 in the first phase (e.g. that --out is
 	// writable), so bad output paths fail before any work.
 	PreCheck func() error
+	// Pool, when set, is a served pool this job of compute nodes alone
+	// works on: a load (LoadOnly) stores the graph there under Pool.Name
+	// for later jobs, a run computes on the graph of that name.
+	Pool *Pool
 }
 
 // Outcome is what Execute reports on each rank.
@@ -146,6 +150,9 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	}
 	sync := cfg.Engine.Sync
 	agree := func(err error) error { return sync(err, nil) }
+	if cfg.Pool != nil && !cfg.LoadOnly {
+		return runOnPool(w, cfg)
+	}
 	var live *liveness
 	cur := phaseParams
 	phase := func(i int) {
@@ -170,11 +177,19 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	if err == nil && cfg.PreCheck != nil && w.Rank() == 0 {
 		err = cfg.PreCheck()
 	}
+	var pl *poolLoad
+	if cfg.Pool != nil {
+		pl = &poolLoad{p: cfg.Pool}
+		if err == nil {
+			err = pl.claim(w)
+		}
+		defer pl.abandon()
+	}
 	// Whether the CNs read the graph staged (each its byte range, the
 	// edges meeting their owners in DM): rank 0, CN 0, looks at the
 	// input (the MNs may not see the file), and every rank learns it here.
 	staged := []float64{0}
-	if err == nil && w.Rank() == 0 && w.Roles.CN > 1 && !cfg.NoStage && csr.Stageable(cfg.Graph, graphOptions(&cfg, alg)) {
+	if err == nil && w.Rank() == 0 && w.Roles.CN > 1 && !cfg.NoStage && cfg.Pool == nil && csr.Stageable(cfg.Graph, graphOptions(&cfg, alg)) {
 		staged[0] = 1
 	}
 	if err := sync(err, staged); err != nil {
@@ -198,13 +213,17 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	// and, in phase 2, its layout.
 	wantIn := !cfg.LoadOnly && rank.NeedsIn(cfg.Engine, alg.New(algo.Params{}).Spec())
 	if cfg.LoadOnly {
-		wantIn = false
+		// A graph stored in a served pool keeps its in-edges, for the
+		// kernels that pull on it later.
+		wantIn = cfg.Pool != nil
 	}
 	var sh *csr.Share
+	var top uint32 // the vertex with the most out-edges
 	var spec programSpec
 	var facts chunkFacts
 	if w.Role == spmd.CN {
 		if sh, spec, err = prepare(&cfg, alg, wantIn, out, w, stg); err == nil {
+			top = sh.Top
 			facts, err = measure(w, &cfg, alg, sh, out.Chunks)
 		}
 	} else if stg != nil {
@@ -263,13 +282,24 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	// figures, CN 0's layouts go to the MNs and are checked against the
 	// other CNs'), size pools, open the fabric.
 	t2 := time.Now()
-	layouts, err := planLayouts(w, &cfg, shape, &facts, hasIn, out.Chunks)
+	layouts, err := planLayouts(w, &cfg, shape, &facts, hasIn, out.Chunks, nil)
+	if err == nil && pl != nil {
+		// Again at the extents the pool gives the graph.
+		needed := make([]uint64, len(layouts.last().MN))
+		for m, u := range layouts.last().MN {
+			needed[m] = u.Needed
+		}
+		var base []uint64
+		if base, err = pl.place(w, needed); err == nil {
+			layouts, err = planLayouts(w, &cfg, shape, &facts, hasIn, out.Chunks, base)
+		}
+	}
 	if err == nil {
 		out.Chunks = layouts.Out.Config.Bounds
 	}
 	last := layouts.last()
-	if err == nil && cfg.MNMem > 0 {
-		avail := make([]uint64, w.Roles.MN)
+	if err == nil && cfg.MNMem > 0 && pl == nil {
+		avail := make([]uint64, cfg.numMN(w))
 		for m := range avail {
 			avail[m] = usableBytes(cfg.MNMem, w.Roles.Size())
 		}
@@ -278,7 +308,9 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 		}
 	}
 	var net verbs.Network
-	if err == nil {
+	if pl != nil {
+		net = cfg.Pool.Net
+	} else if err == nil {
 		pool := uint64(0)
 		if w.Role == spmd.MN {
 			pool = last.MN[w.Index].Needed + poolHeadroom + heartbeatBytes(w.Roles.Size())
@@ -293,7 +325,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	}
 	var st *rank.Store
 	var eps []verbs.Endpoint
-	closed := false
+	closed := pl != nil // the caller closes a served pool's network
 	defer func() {
 		if p := recover(); p != nil {
 			// A bug left this rank out of step with the others'
@@ -310,9 +342,9 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 			net.Close()
 		}
 	}()
-	if cfg.PeerTimeout > 0 && cfg.Stalled != nil {
+	if cfg.PeerTimeout > 0 && cfg.Stalled != nil && pl == nil {
 		var leps []verbs.Endpoint
-		for range w.Roles.MN {
+		for range cfg.numMN(w) {
 			if w.Role != spmd.CN || err != nil {
 				break
 			}
@@ -330,15 +362,15 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 			live.setPhase(cur)
 		}
 	}
-	st, err = rank.NewStore(layouts.Out, layouts.In, storeConfig(cfg, shape, out.Chunks, w.Roles.MN))
+	st, err = rank.NewStore(layouts.Out, layouts.In, storeConfig(cfg, shape, out.Chunks, cfg.numMN(w)))
 	if err := agree(err); err != nil {
 		return nil, err
 	}
 	out.Provider = net.Provider()
 	out.InPlaceShare = layouts.Out.InPlaceShare()
-	for m := range w.Roles.MN {
+	for m := range cfg.numMN(w) {
 		out.MNPool = append(out.MNPool, net.PoolSize(m))
-		out.MNUsed = append(out.MNUsed, last.MN[m].Needed)
+		out.MNUsed = append(out.MNUsed, last.MN[m].Needed-layouts.Out.MN[m].Start) // from the graph's extent in a served pool
 		if layouts.In != nil {
 			u := layouts.In.MN[m]
 			out.InBytes = append(out.InBytes, u.IndexBytes+u.EdgeBytes)
@@ -355,7 +387,9 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	for m, p := range out.MNPool {
 		usable[m] = usableBytes(p, w.Roles.Size())
 	}
-	err = last.CheckCapacity(usable)
+	if pl == nil {
+		err = last.CheckCapacity(usable)
+	}
 	if err == nil && w.Role == spmd.CN {
 		degrees = facts.degrees
 		for range cfg.Engine.Workers * cfg.Engine.Inflight {
@@ -383,12 +417,22 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 			return nil, err
 		}
 	}
+	if pl != nil {
+		st := stored{Graph: cfg.Graph, Csr: graphOptions(&cfg, alg), Layouts: layouts, Vertices: shape.Vertices, Edges: shape.Edges,
+			MaxChunkEdges: shape.MaxChunkEdges, Symmetric: out.Symmetric, Top: top, CNs: w.Roles.CN}
+		if err := agree(pl.store(w, eps[0], &st, out, facts.degrees)); err != nil {
+			return nil, err
+		}
+	}
 	out.LoadS = loadRead.Seconds() + time.Since(t2).Seconds()
 	sh, facts = nil, chunkFacts{} // the CNs compute from DM only
 	out.Layout = layouts.Out
 	if cfg.LoadOnly {
-		closed = true
 		live.close()
+		if pl != nil {
+			return out, agree(pl.ready(shape.Vertices, shape.Edges))
+		}
+		closed = true
 		return out, agree(net.Close())
 	}
 
@@ -408,6 +452,14 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 		out.Graph, err = wholeGraph(&cfg, alg)
 	}
 	return out, agree(err)
+}
+
+// numMN is the job's memory nodes: its world's, or the served pool's.
+func (cfg *Config) numMN(w *spmd.World) int {
+	if cfg.Pool != nil {
+		return cfg.Pool.Net.NumMN()
+	}
+	return w.Roles.MN
 }
 
 // lookup is the algorithm a job runs: the caller's Kernel, or the
@@ -455,13 +507,14 @@ func (l layouts) last() *csr.Layout {
 // are all-gathered and every CN plans the same layouts; CN 0's go to the
 // memory nodes, the other CNs check theirs are byte-identical. The
 // engine's regions are reserved after the last layout.
-func planLayouts(w *spmd.World, cfg *Config, shape jobShape, f *chunkFacts, hasIn bool, chunks []uint32) (layouts, error) {
+func planLayouts(w *spmd.World, cfg *Config, shape jobShape, f *chunkFacts, hasIn bool, chunks []uint32, base []uint64) (layouts, error) {
 	lcfg, icfg := layoutConfigs(w, cfg, chunks)
+	lcfg.Base = base
 	var l layouts
 	var err error
 	reserve := uint64(0)
 	if w.Role == spmd.CN && !cfg.LoadOnly {
-		reserve = rank.Reserve(storeConfig(*cfg, shape, chunks, w.Roles.MN))
+		reserve = rank.Reserve(storeConfig(*cfg, shape, chunks, cfg.numMN(w)))
 	}
 	if !hasIn {
 		lcfg.Reserve = reserve
@@ -471,7 +524,7 @@ func planLayouts(w *spmd.World, cfg *Config, shape jobShape, f *chunkFacts, hasI
 	}
 	if hasIn {
 		icfg.Reserve = reserve
-		icfg.Base = make([]uint64, w.Roles.MN)
+		icfg.Base = make([]uint64, cfg.numMN(w))
 		if l.Out != nil {
 			for m, u := range l.Out.MN {
 				icfg.Base[m] = u.End
@@ -581,20 +634,9 @@ type jobShape struct {
 // their own, mine, is the same) and adds up the CNs' shares: the job's
 // edges and, in rank 0's meta, the edges the builder dropped.
 func shareShape(w *spmd.World, mine programSpec, sh *csr.Share, f *chunkFacts, meta *csr.Meta, goroutines int) (jobShape, error) {
-	var blob []byte
-	if w.Rank() == 0 {
-		var err error
-		if blob, err = json.Marshal(mine); err != nil {
-			return jobShape{}, errors.Wrap(err, "job: encoding the job's program")
-		}
-	}
-	blob, err := w.Comm.Bcast(0, blob)
+	spec, err := bcastSpec(w, mine)
 	if err != nil {
 		return jobShape{}, err
-	}
-	var spec programSpec
-	if err := json.Unmarshal(blob, &spec); err != nil {
-		return jobShape{}, errors.Wrap(err, "job: decoding the job's program")
 	}
 	if w.Role == spmd.CN && spec != mine {
 		return jobShape{}, errors.Errorf("job: CN %d read a different graph than CN 0 (program %+v against %+v; different inputs on different nodes?)", w.Index, mine, spec)
@@ -751,7 +793,7 @@ func prepare(cfg *Config, alg algo.Algorithm, wantIn bool, out *Outcome, w *spmd
 	if cfg.LoadOnly {
 		return sh, programSpec{Algo: "load"}, nil
 	}
-	spec, err := resolve(cfg, alg, sh, meta, w)
+	spec, err := resolve(cfg, alg, sh, sh.Top, meta)
 	return sh, spec, err
 }
 
@@ -759,7 +801,7 @@ func prepare(cfg *Config, alg algo.Algorithm, wantIn bool, out *Outcome, w *spmd
 // Graphalytics properties, else the kernel's defaults; for kernels with a
 // source, the vertex given, named by the properties, or with the most
 // out-edges (lowest id on ties; parallel edges counted).
-func resolve(cfg *Config, alg algo.Algorithm, sh *csr.Share, meta *csr.Meta, w *spmd.World) (programSpec, error) {
+func resolve(cfg *Config, alg algo.Algorithm, sh vertexIDs, top uint32, meta *csr.Meta) (programSpec, error) {
 	p, err := alg.Configure(algo.Params{Iterations: cfg.Iterations, Damping: cfg.Damping}, meta)
 	if err != nil {
 		return programSpec{}, &rank.ParamError{Msg: err.Error()}
@@ -776,7 +818,7 @@ func resolve(cfg *Config, alg algo.Algorithm, sh *csr.Share, meta *csr.Meta, w *
 		}
 	}
 	if !has {
-		best := sh.Top
+		best := top
 		id, err := sh.ExternalID(best)
 		spec.Params.Source, spec.SourceID, spec.SourceFrom = best, id, "most out-edges"
 		return spec, err
@@ -790,6 +832,13 @@ func resolve(cfg *Config, alg algo.Algorithm, sh *csr.Share, meta *csr.Meta, w *
 	}
 	spec.Params.Source, spec.SourceID, spec.SourceFrom = v, ext, from
 	return spec, nil
+}
+
+// vertexIDs maps dense to external ids and back: a share's, or a
+// stored graph's (graphIDs).
+type vertexIDs interface {
+	ExternalID(v uint32) (uint64, error)
+	DenseID(ext uint64) (uint32, bool, error)
 }
 
 // slicedCut is the stage-1 cut (balance.Chunks) of a staged read, made

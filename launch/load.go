@@ -24,6 +24,7 @@ func loadCmd(opts *Options, run func(body) int) *cobra.Command {
 		Short: "load a graph into the memory nodes' DM-friendly store and report the layout",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.need = rf.need()
 			return codeErr(run(func(j *Job) error { return loadBody(j, rf) }))
 		},
 	}
@@ -102,7 +103,14 @@ func loadBody(j *Job, rf *runFlags) error {
 	}
 	cfg.LoadOnly = true
 	cfg.LoadProgress = loadProgress(j)
+	a, err := rf.jobPool(j, &cfg)
+	if err != nil {
+		return err
+	}
 	out, err := job.Execute(j.World, cfg)
+	if err == nil {
+		err = a.close()
+	}
 	if err != nil {
 		return err
 	}
@@ -133,7 +141,7 @@ func loadBody(j *Job, rf *runFlags) error {
 	}
 	rep := &loadReport{Fabric: out.Provider, Degrees: out.Degrees, InPlaceShare: out.InPlaceShare, MNBytes: out.MNUsed}
 	rep.Graph.Name, rep.Graph.Vertices, rep.Graph.Edges, rep.Graph.Weighted = out.Meta.Name, out.Vertices, out.Edges, out.Layout.Weighted
-	rep.Roles.CN, rep.Roles.MN = j.Roles.CN, j.Roles.MN
+	rep.Roles.CN, rep.Roles.MN = j.Roles.CN, len(out.MNPool)
 	rep.EntryBytes = out.Layout.Codec.Size
 	rep.MNImbalance = out.Layout.Imbalance()
 	rep.Times.Load, rep.Times.Partition = out.LoadS, out.PartS

@@ -46,7 +46,8 @@ or run every rank in this process with --local.`,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 	}
 	opts.register(root.PersistentFlags())
-	root.AddCommand(infoCmd(opts, run), runCmd(opts, run), loadCmd(opts, run), benchCmd(opts, run), convertCmd(opts, stderr))
+	root.AddCommand(infoCmd(opts, run), runCmd(opts, run), loadCmd(opts, run), benchCmd(opts, run), convertCmd(opts, stderr),
+		serveCmd(opts, run), lsCmd(stdout), stopCmd(stdout))
 
 	if rank != 0 { // help and usage come from rank 0 only
 		root.SetOut(io.Discard)

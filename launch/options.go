@@ -22,6 +22,9 @@ type Options struct {
 	// allCN makes every rank a compute node (`dmg convert` under a
 	// launcher: every rank parses; there are no memory nodes).
 	allCN bool
+	// need is which roles the command's job holds (spmd.Both unless it
+	// serves a pool or attaches to one).
+	need spmd.Need
 }
 
 func (o *Options) register(fs *pflag.FlagSet) {
@@ -42,6 +45,14 @@ func (o *Options) roles(size int) (spmd.Roles, error) {
 	if o.allCN && size > 0 {
 		return spmd.Roles{CN: size}, nil
 	}
+	if o.Roles == "" && size > 0 {
+		switch o.need {
+		case spmd.MNOnly:
+			return spmd.Roles{MN: size}, nil
+		case spmd.CNOnly:
+			return spmd.Roles{CN: size}, nil
+		}
+	}
 	if o.Roles == "" {
 		switch {
 		case o.Local:
@@ -54,7 +65,7 @@ func (o *Options) roles(size int) (spmd.Roles, error) {
 			return spmd.Roles{CN: size - size/2, MN: size / 2}, nil
 		}
 	}
-	r, err := spmd.ParseRoles(o.Roles)
+	r, err := spmd.ParseRolesFor(o.Roles, o.need)
 	if err != nil {
 		return r, BadInput(err)
 	}

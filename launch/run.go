@@ -15,6 +15,7 @@ import (
 	"github.com/dmg-hpc/dmg/csr"
 	"github.com/dmg-hpc/dmg/job"
 	"github.com/dmg-hpc/dmg/rank"
+	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/dmg-hpc/dmg/update"
 	"github.com/dmg-hpc/dmg/verbs"
 	"github.com/dmg-hpc/dmg/verbs/cxl"
@@ -79,6 +80,9 @@ type runFlags struct {
 	noSteal     bool
 	noHubSplit  bool
 	noStage     bool
+	poolFile    string
+	name        string
+	wait        time.Duration
 	fs          *pflag.FlagSet
 }
 
@@ -130,6 +134,9 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&r.noSteal, "no-steal", false, "stage 2 off: workers keep static shares, no stealing")
 	fs.BoolVar(&r.noHubSplit, "no-hubsplit", false, "stage 2 off: a hub vertex is one task")
 	fs.IntVar(&r.entrySize, "entry-size", 32, "index entry bytes: 16, 32 or 64")
+	fs.StringVar(&r.poolFile, "pool-file", "", "work on the pool a `dmg serve` job serves (its pool file `PATH`): load stores the graph there under --name, run computes on the graph of that name without reading it; the job then holds compute nodes alone (--roles cn:C)")
+	fs.StringVar(&r.name, "name", "", "with --pool-file: the graph's `NAME` in the pool")
+	fs.DurationVar(&r.wait, "wait", 0, "with --pool-file: wait up to this long for another job's hold on the graph (default: fail at once, naming the holder)")
 	fs.Float64Var(&r.alpha, "alpha", 0, "vertex weight α of stage-1 partitioning, α·|V_i|+|E_i| (default 8·(CNs−1))")
 }
 
@@ -140,6 +147,7 @@ func runCmd(opts *Options, run func(body) int) *cobra.Command {
 		Short: "run an algorithm (" + strings.Join(algo.Names(), ", ") + ") on a graph stored on the memory nodes",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.need = rf.need()
 			return codeErr(run(func(j *Job) error { return runJobBody(j, rf) }))
 		},
 	}
@@ -248,6 +256,15 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 	return cfg, nil
 }
 
+// need is the roles the job holds: compute nodes alone when it attaches to
+// a served pool.
+func (r *runFlags) need() spmd.Need {
+	if r.poolFile != "" {
+		return spmd.CNOnly
+	}
+	return spmd.Both
+}
+
 // sourceID is --source as a vertex id (0 when not given).
 func (r *runFlags) sourceID() (uint64, error) {
 	if !r.fs.Changed("source") {
@@ -351,7 +368,14 @@ func runJobBody(j *Job, rf *runFlags) error {
 	if err != nil {
 		return err
 	}
+	a, err := rf.jobPool(j, &cfg)
+	if err != nil {
+		return err
+	}
 	out, err := job.Execute(j.World, cfg)
+	if err == nil {
+		err = a.close()
+	}
 	if err != nil {
 		return err
 	}
@@ -497,7 +521,7 @@ func newRunReport(j *Job, out *job.Outcome) *runReport {
 	if out.Meta != nil { // the CNs read the graph, the MNs only learn its shape
 		r.Graph.Name = out.Meta.Name
 	}
-	r.Roles.CN, r.Roles.MN = j.Roles.CN, j.Roles.MN
+	r.Roles.CN, r.Roles.MN = j.Roles.CN, len(out.MNPool)
 	r.Workers = out.Workers
 	r.Times.Load, r.Times.Partition, r.Times.Compute = out.LoadS, out.PartS, out.ComputeS
 	r.Times.Total = time.Since(j.Start).Seconds()

@@ -29,9 +29,12 @@ type interrupt struct {
 	phase   string
 	outputs []string
 	written bool
-	ending  int        // the agreed failure's exit code, once the ranks know it
-	peers   []rankInfo // where every rank runs, once the world is up
-	host    string
+	ending  int // the agreed failure's exit code, once the ranks know it
+	// to, when set (takeOver), receives the signal instead: the job ends
+	// itself (dmg serve).
+	to    chan os.Signal
+	peers []rankInfo // where every rank runs, once the world is up
+	host  string
 }
 
 func newInterrupt(stderr io.Writer, mu *sync.Mutex, start time.Time, print bool) *interrupt {
@@ -46,6 +49,10 @@ func deadPeers(host string, peers []rankInfo) []string {
 	var dead []string
 	for _, p := range peers {
 		if p.Host == host && p.PID > 0 && gone(p.PID) {
+			if p.Rank < 0 { // a served pool's MN, not a rank of this job
+				dead = append(dead, fmt.Sprintf("%s %d of the pool (pid %d on %s)", p.Role, p.Index, p.PID, p.Host))
+				continue
+			}
 			dead = append(dead, fmt.Sprintf("rank %d (%s %d, pid %d on %s)", p.Rank, p.Role, p.Index, p.PID, p.Host))
 		}
 	}
@@ -94,11 +101,28 @@ func (in *interrupt) end(code int) {
 	in.state.Unlock()
 }
 
+// addPeers adds processes outside the job whose death ends it (a served
+// pool's MNs, with Rank -1).
+func (in *interrupt) addPeers(peers []rankInfo) {
+	in.state.Lock()
+	in.peers = append(in.peers, peers...)
+	in.state.Unlock()
+}
+
 // setPeers records where every rank runs (world rank 0 asks on a signal).
 func (in *interrupt) setPeers(host string, peers []rankInfo) {
 	in.state.Lock()
 	in.host, in.peers = host, peers
 	in.state.Unlock()
+}
+
+// takeOver hands the first SIGINT or SIGTERM to the job, which ends
+// itself, instead of ending the process.
+func (in *interrupt) takeOver() <-chan os.Signal {
+	in.state.Lock()
+	defer in.state.Unlock()
+	in.to = make(chan os.Signal, 1)
+	return in.to
 }
 
 // stop stops listening (the job is over).
@@ -134,6 +158,11 @@ func (in *interrupt) wait() {
 	}
 	sig, _ := s.(syscall.Signal)
 	in.state.Lock()
+	if in.to != nil {
+		in.to <- s
+		in.state.Unlock()
+		return
+	}
 	phase, outs, written, peers, host, ending := in.phase, in.outputs, in.written, in.peers, in.host, in.ending
 	in.state.Unlock()
 	if ending != 0 {

@@ -21,15 +21,18 @@ import (
 // contributions, out-degrees and the frontier (about 28 B per own vertex),
 // plus the workers and their buffers, all made once per job.
 type engine struct {
-	w    *spmd.World
-	net  verbs.Network
-	st   *Store
-	cfg  Config
-	mode mode
-	prog algo.Program
-	spec algo.Spec
-	op   reduce.Op
-	edgr algo.Edger // Custom edge maps only
+	w   *spmd.World
+	net verbs.Network
+	// numMN is the fabric's MNs: the world's, or a served pool's when
+	// the job holds compute nodes alone.
+	numMN int
+	st    *Store
+	cfg   Config
+	mode  mode
+	prog  algo.Program
+	spec  algo.Spec
+	op    reduce.Op
+	edgr  algo.Edger // Custom edge maps only
 	// Multiset kernels: the kernel's UpdateBag and, on a CN, the bags
 	// that take the place of the accumulators.
 	bagU algo.BagUpdater
@@ -168,6 +171,14 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, pull
 	if cfg.Program == nil {
 		return nil, errors.New("rank: Run needs a program")
 	}
+	if w.Roles.MN == 0 {
+		// The MNs are a served pool's, which run no engine: the owners
+		// apply their ValRD pairs.
+		if cfg.ValRDApply == "mn" {
+			return nil, paramErrorf("--valrd-apply mn needs memory nodes in the job; a job attached to a pool applies on its compute nodes (cn)")
+		}
+		cfg.ValRDApply = "cn"
+	}
 	if cfg.Sync == nil {
 		cfg.Sync = BarrierSync(w)
 	}
@@ -178,7 +189,7 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, pull
 		cfg.SparseValRDMin = sparseValRDMin(net)
 	}
 	m, _ := parseMode(cfg.Mode)
-	e := &engine{w: w, net: net, st: st, cfg: cfg, mode: m, prog: cfg.Program, spec: cfg.Program.Spec(), cn: w.Role == spmd.CN}
+	e := &engine{w: w, net: net, st: st, cfg: cfg, mode: m, prog: cfg.Program, spec: cfg.Program.Spec(), cn: w.Role == spmd.CN, numMN: net.NumMN()}
 	e.op = reduce.OpOf(e.spec)
 	if e.spec.Edge == algo.Custom {
 		ed, ok := algo.EdgerOf(e.prog)

@@ -80,10 +80,19 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 	e.laneSums = make([]laneSum, len(e.wks))
 	e.laneSums[0] = s
 	e.planTasks()
-	if e.st.mb != nil {
-		e.refCur = e.st.mb.RefCursor(e.me)
-	}
 	ep := e.wks[0].ep
+	if mb := e.st.mb; mb != nil {
+		e.refCur = mb.RefCursor(e.me)
+		// Empty, whatever an earlier job of a served pool left there.
+		for _, box := range []verbs.Addr{mb.Val[e.me], mb.Ref[e.me], mb.Log[e.me]} {
+			if err := update.Reset(ep, box); err != nil {
+				return err
+			}
+		}
+		if err := ep.Flush(); err != nil {
+			return err
+		}
+	}
 	if err := e.io.write(e.st, ep, attrValue, e.lo, e.val); err != nil {
 		return err
 	}

@@ -174,7 +174,7 @@ const (
 )
 
 func (e *engine) vecLen() int {
-	return vSlots + numCNSlots*e.w.Roles.CN + numMNVals*e.w.Roles.MN
+	return vSlots + numCNSlots*e.w.Roles.CN + numMNVals*e.numMN
 }
 
 func (e *engine) cnSlot(cn, s int) int { return vSlots + numCNSlots*cn + s }
@@ -223,9 +223,9 @@ func (e *engine) fillCN(v []float64, first bool) {
 		st.lastTotal = make([]verbs.Counters, len(eps))
 		st.lastPerMN = make([][]verbs.Counters, len(eps))
 		for i := range eps {
-			st.lastPerMN[i] = make([]verbs.Counters, e.w.Roles.MN)
+			st.lastPerMN[i] = make([]verbs.Counters, e.numMN)
 		}
-		st.curPerMN = make([]verbs.Counters, e.w.Roles.MN)
+		st.curPerMN = make([]verbs.Counters, e.numMN)
 	}
 	var total, nic verbs.Counters
 	slowest, slowIdx := 0.0, 0
@@ -321,7 +321,7 @@ func (e *engine) readSums(v []float64) sums {
 		s.apply = max(s.apply, v[e.cnSlot(cn, sApply)])
 		s.wait = max(s.wait, v[e.cnSlot(cn, sWait)])
 	}
-	for mn := range e.w.Roles.MN {
+	for mn := range e.numMN {
 		consider(p.NICTime(getCounters(v[e.mnVal(mn, mCounters):])), 3, mn, 0)
 		s.mnApply = max(s.mnApply, v[e.mnVal(mn, mApply)])
 		s.mnCPU += v[e.mnVal(mn, mCPU)]

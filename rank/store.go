@@ -124,10 +124,6 @@ func Reserve(c StoreConfig) uint64 {
 // NewStore places the engine's regions after the last of the layouts (in
 // when non-nil, else out) and returns the store.
 func NewStore(out, in *csr.Layout, c StoreConfig) (*Store, error) {
-	m, err := parseMode(c.Mode)
-	if err != nil {
-		return nil, err
-	}
 	last := out
 	if in != nil {
 		last = in
@@ -135,6 +131,17 @@ func NewStore(out, in *csr.Layout, c StoreConfig) (*Store, error) {
 	start := make([]uint64, len(last.MN))
 	for i, u := range last.MN {
 		start[i] = u.End
+	}
+	return NewStoreAt(out, in, c, start)
+}
+
+// NewStoreAt places the engine's regions at start[m] on each MN m (a
+// job's own extents of a served pool, which the graph's layouts do not
+// reach) and returns the store.
+func NewStoreAt(out, in *csr.Layout, c StoreConfig, start []uint64) (*Store, error) {
+	m, err := parseMode(c.Mode)
+	if err != nil {
+		return nil, err
 	}
 	st := &Store{Out: out, In: in}
 	if err := m.place(st, c, start); err != nil {

@@ -35,8 +35,27 @@ type Roles struct {
 const MaxRanksPerRole = 1 << 16
 
 // ParseRoles parses "cn:C,mn:M" (either order, each exactly once, both
-// counts ≥ 1).
-func ParseRoles(s string) (Roles, error) {
+// counts ≥ 1): the layout of a job that holds its compute and its memory
+// nodes.
+func ParseRoles(s string) (Roles, error) { return ParseRolesFor(s, Both) }
+
+// Need is which roles a job's layout must have.
+type Need int
+
+const (
+	// Both: compute and memory nodes in one job (every command but the
+	// two below).
+	Both Need = iota
+	// MNOnly: memory nodes alone (`dmg serve`, a pool that outlives jobs).
+	MNOnly
+	// CNOnly: compute nodes alone, attached to a served pool
+	// (--pool-file).
+	CNOnly
+)
+
+// ParseRolesFor parses "cn:C,mn:M" for a job that needs the given roles:
+// Both as ParseRoles; MNOnly "mn:M" alone; CNOnly "cn:C" alone.
+func ParseRolesFor(s string, need Need) (Roles, error) {
 	var r Roles
 	seen := map[string]bool{}
 	if strings.TrimSpace(s) == "" {
@@ -71,8 +90,19 @@ func ParseRoles(s string) (Roles, error) {
 			r.MN = n
 		}
 	}
-	if !seen["cn"] || !seen["mn"] {
-		return r, errors.Errorf(`spmd: --roles %q: both cn and mn are needed, e.g. "cn:2,mn:2"`, s)
+	switch need {
+	case MNOnly:
+		if seen["cn"] || !seen["mn"] {
+			return r, errors.Errorf(`spmd: --roles %q: a serve job holds memory nodes only, e.g. "mn:2" (compute jobs attach to it later with --pool-file)`, s)
+		}
+	case CNOnly:
+		if !seen["cn"] || seen["mn"] {
+			return r, errors.Errorf(`spmd: --roles %q: a job attached to a pool (--pool-file) holds compute nodes only, e.g. "cn:2"; its memory nodes are the serve job's`, s)
+		}
+	default:
+		if !seen["cn"] || !seen["mn"] {
+			return r, errors.Errorf(`spmd: --roles %q: both cn and mn are needed, e.g. "cn:2,mn:2" (only serve runs memory nodes alone, and only a job with --pool-file compute nodes alone)`, s)
+		}
 	}
 	return r, nil
 }

@@ -108,6 +108,15 @@ type Network interface {
 	Close() error
 }
 
+// PoolAddr is what a CN needs to reach one MN's pool: its size, the
+// remote address of its offset 0 as the provider expects it (0 unless the
+// provider addresses pools virtually), its memory key and its endpoint's
+// fabric address. A serve job publishes one per MN (package pool).
+type PoolAddr struct {
+	Size, Base, Key uint64
+	Name            []byte
+}
+
 // DefaultTimeout is how long Flush waits for completions by default.
 const DefaultTimeout = 10 * time.Second
 

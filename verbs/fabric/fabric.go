@@ -29,6 +29,7 @@ type Network struct {
 	w        *spmd.World
 	cfg      verbs.Config
 	provider string // as opened, e.g. "tcp;ofi_rxm"
+	asked    string // as asked of fi_getinfo (ProviderName)
 	domain   string
 
 	fab  *C.dmg_fab
@@ -36,12 +37,16 @@ type Network struct {
 	pool []byte    // MN only: the mmapped, registered pool
 	prog chan struct{}
 
-	sizes   []uint64
-	remote  []remotePool // by MN id
-	names   unsafe.Pointer
-	namelen int
-	virt    bool
-	maxMsg  uint64
+	sizes  []uint64
+	remote []remotePool // by MN id
+	addrs  []verbs.PoolAddr
+	// attached: the MNs are a serve job's, reached through a pool file,
+	// not ranks of w.
+	attached bool
+	names    unsafe.Pointer
+	namelen  int
+	virt     bool
+	maxMsg   uint64
 
 	keys   atomic.Uint64 // requested keys for staging MRs
 	mu     sync.Mutex
@@ -195,6 +200,42 @@ func Open(w *spmd.World, cfg verbs.Config) (*Network, error) {
 	return n, nil
 }
 
+// Attach opens the network of a job of compute nodes alone (w has no
+// MNs) onto the pools of a serve job, from the addresses it published
+// (Addrs, kept in a pool file): the same provider, one record per MN.
+// It is collective over w; no MN takes part.
+func Attach(w *spmd.World, provider string, pools []verbs.PoolAddr, cfg verbs.Config) (*Network, error) {
+	if w == nil || w.Roles.MN != 0 {
+		return nil, errors.New("verbs: fabric.Attach needs a world of compute nodes alone")
+	}
+	cfg.EnsureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if len(pools) == 0 {
+		return nil, errors.New("verbs: fabric.Attach: no memory nodes; expected at least one pool address")
+	}
+	n := &Network{w: w, cfg: cfg, eps: map[*endpoint]struct{}{}, attached: true}
+	n.keys.Store(1)
+	err := n.openLocal(provider)
+	if err == nil {
+		err = n.setPeers(pools)
+	}
+	if err = agree(w.Comm, err, "attaching to the pool with provider "+provider); err != nil {
+		n.release()
+		return nil, err
+	}
+	return n, nil
+}
+
+// Addrs are the MNs' pool addresses as exchanged when the network opened,
+// by MN id: what a serve job publishes for Attach.
+func (n *Network) Addrs() []verbs.PoolAddr { return n.addrs }
+
+// ProviderName is the libfabric provider as asked for ("shm",
+// "tcp;ofi_rxm"): what Attach opens.
+func (n *Network) ProviderName() string { return n.asked }
+
 func (n *Network) openLocal(prov string) error {
 	var errbuf [errBufLen]byte
 	cprov := C.CString(prov)
@@ -210,6 +251,7 @@ func (n *Network) openLocal(prov string) error {
 		return errors.Errorf("verbs: opening libfabric provider %q: %s", prov, cstr(errbuf[:]))
 	}
 	n.fab = fab
+	n.asked = prov
 	n.provider = C.GoString(C.dmg_fab_prov_name(fab))
 	n.domain = C.GoString(C.dmg_fab_domain_name(fab))
 	n.virt = C.dmg_fab_virt_addr(fab) != 0
@@ -240,23 +282,34 @@ func (n *Network) openLocal(prov string) error {
 
 func (n *Network) parsePeers(all [][]byte) error {
 	roles := n.w.Roles
-	n.sizes = make([]uint64, roles.MN)
-	n.remote = make([]remotePool, roles.MN)
-	var names []byte
+	pools := make([]verbs.PoolAddr, roles.MN)
 	for mn := range roles.MN {
 		b := all[roles.RankOf(spmd.MN, mn)]
 		if len(b) <= 24 {
 			return errors.Errorf("verbs: MN %d sent a %d-byte address record; expected more than 24", mn, len(b))
 		}
-		n.sizes[mn] = binary.LittleEndian.Uint64(b)
-		n.remote[mn] = remotePool{base: binary.LittleEndian.Uint64(b[8:]), key: binary.LittleEndian.Uint64(b[16:])}
-		name := b[24:]
+		pools[mn] = verbs.PoolAddr{Size: binary.LittleEndian.Uint64(b), Base: binary.LittleEndian.Uint64(b[8:]),
+			Key: binary.LittleEndian.Uint64(b[16:]), Name: bytes.Clone(b[24:])}
+	}
+	return n.setPeers(pools)
+}
+
+// setPeers takes every MN's pool address; a CN keeps their endpoint
+// names for its endpoints.
+func (n *Network) setPeers(pools []verbs.PoolAddr) error {
+	n.addrs = pools
+	n.sizes = make([]uint64, len(pools))
+	n.remote = make([]remotePool, len(pools))
+	var names []byte
+	for mn, p := range pools {
+		n.sizes[mn] = p.Size
+		n.remote[mn] = remotePool{base: p.Base, key: p.Key}
 		if mn == 0 {
-			n.namelen = len(name)
-		} else if len(name) != n.namelen {
-			return errors.Errorf("verbs: MN %d has a %d-byte fabric address but MN 0 a %d-byte one; expected one provider everywhere", mn, len(name), n.namelen)
+			n.namelen = len(p.Name)
+		} else if len(p.Name) != n.namelen {
+			return errors.Errorf("verbs: MN %d has a %d-byte fabric address but MN 0 a %d-byte one; expected one provider everywhere", mn, len(p.Name), n.namelen)
 		}
-		names = append(names, name...)
+		names = append(names, p.Name...)
 	}
 	if n.w.Role == spmd.CN {
 		n.names = C.CBytes(names)
@@ -399,5 +452,8 @@ func (n *Network) pauseProgress(paused bool) {
 }
 
 func (n *Network) mnName(mn int) string {
+	if n.attached {
+		return fmt.Sprintf("MN %d of the pool", mn)
+	}
 	return fmt.Sprintf("MN %d (rank %d)", mn, n.w.Roles.RankOf(spmd.MN, mn))
 }

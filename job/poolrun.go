@@ -1,0 +1,399 @@
+package job
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/gob"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/pkg/errors"
+
+	"github.com/dmg-hpc/dmg/algo"
+	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/pool"
+	"github.com/dmg-hpc/dmg/rank"
+	"github.com/dmg-hpc/dmg/spmd"
+	"github.com/dmg-hpc/dmg/verbs"
+)
+
+// poolRun is a run's side of the catalogue, on rank 0: the graph's lease
+// and the job's own slot for its regions.
+type poolRun struct {
+	p      *Pool
+	graph  int // the graph's slot
+	job    int // the job's slot (-1: none yet)
+	alive  []func() error
+	leased bool
+	aux    pool.Extent
+}
+
+// runOnPool runs cfg's algorithm on the graph a served pool holds under
+// cfg.Pool.Name: it takes the graph's lease, reads its descriptor, places
+// the engine's regions in extents of its own and computes, reading
+// nothing but the pool.
+func runOnPool(w *spmd.World, cfg Config) (*Outcome, error) {
+	sync := cfg.Engine.Sync
+	agree := func(err error) error { return sync(err, nil) }
+	t0 := time.Now()
+	out := &Outcome{}
+	phase := func(i int) {
+		if cfg.Phase != nil {
+			cfg.Phase(phaseNames[i])
+		}
+	}
+	phase(phaseParams)
+	err := cfg.Engine.Validate()
+	var alg algo.Algorithm
+	if err == nil {
+		if alg, err = lookup(&cfg, cfg.Algo); err == nil {
+			err = rank.CheckKernel(cfg.Engine, alg.New(algo.Params{}).Spec())
+		}
+	}
+	if err == nil && cfg.PreCheck != nil && w.Rank() == 0 {
+		err = cfg.PreCheck()
+	}
+	net := cfg.Pool.Net
+	var ep verbs.Endpoint
+	if err == nil {
+		if ep, err = net.NewEndpoint(); err == nil {
+			defer ep.Close()
+		}
+	}
+	pr := &poolRun{p: cfg.Pool, job: -1}
+	defer pr.release()
+	var blob []byte
+	if err == nil && w.Rank() == 0 {
+		blob, err = pr.take(ep)
+	}
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	phase(phaseRead)
+	// The descriptor, after the aux extent's MN, offset and length.
+	blob, err = w.Comm.Bcast(0, blob)
+	var st stored
+	if err == nil && len(blob) < 24 {
+		err = errors.Errorf("job: graph %q's descriptor is %d bytes", cfg.Pool.Name, len(blob))
+	}
+	if err == nil {
+		pr.aux = pool.Extent{MN: int(binary.LittleEndian.Uint64(blob)), Off: binary.LittleEndian.Uint64(blob[8:]), Len: binary.LittleEndian.Uint64(blob[16:])}
+		if err = gob.NewDecoder(bytes.NewReader(blob[24:])).Decode(&st); err != nil {
+			err = errors.Wrapf(err, "job: decoding graph %q's descriptor", cfg.Pool.Name)
+		}
+	}
+	if err == nil {
+		err = fits(&st, alg, w.Roles.CN, cfg.Pool.Name)
+	}
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	cfg.Graph, cfg.Csr = st.Graph, st.Csr
+	out.Algorithm = alg
+	out.Meta = &st.Meta
+	out.Chunks = st.Layouts.Out.Config.Bounds
+	out.Symmetric = st.Symmetric
+	lo, hi := out.Chunks[w.Index], out.Chunks[w.Index+1]
+
+	// The job's shape and program: rank 0 resolves the parameters from
+	// the stored properties and ids.
+	degrees, err := readDegrees(ep, pr.aux, lo, hi)
+	var g *csr.Graph
+	var spec programSpec
+	if err == nil && w.Rank() == 0 {
+		if g, err = readIDs(ep, pr.aux, &st); err == nil {
+			spec, err = resolve(&cfg, alg, graphIDs{g}, st.Top, &st.Meta)
+		}
+	}
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	shape := jobShape{Vertices: st.Vertices, Edges: st.Edges, MaxChunkEdges: st.MaxChunkEdges}
+	if shape.Spec, err = bcastSpec(w, spec); err != nil {
+		return nil, agree(err)
+	}
+	senders := []int64{int64(cfg.Engine.Workers * cfg.Engine.Inflight)}
+	if err := w.Comm.AllReduceInt64(senders, spmd.Sum); err != nil {
+		return nil, agree(err)
+	}
+	shape.Senders = int(senders[0])
+	out.Params, out.SourceID, out.SourceFrom = shape.Spec.Params, shape.Spec.SourceID, shape.Spec.SourceFrom
+	s := alg.New(out.Params).Spec()
+	shape.Multiset, shape.Triangles = s.Reduce == algo.Multiset, s.Triangles
+	out.Vertices, out.Edges = shape.Vertices, shape.Edges
+	out.Workers, out.NICProfile = cfg.Engine.Workers*cfg.Engine.Inflight, cfg.Engine.Profile.Name
+	out.Mode, out.Ablations = cfg.Engine.Mode, ablations(cfg)
+	if w.Rank() == 0 {
+		out.Graph = g
+	}
+
+	phase(phaseLayout)
+	// The engine's regions, in extents of this job's own.
+	sc := storeConfig(cfg, shape, out.Chunks, net.NumMN())
+	reserve := rank.Reserve(sc)
+	start := make([]uint64, net.NumMN())
+	var perr error
+	if w.Rank() == 0 {
+		perr = pr.regions(reserve, start)
+	}
+	if err := agree(bcastWords(w, start, perr)); err != nil {
+		return nil, err
+	}
+	stor, err := rank.NewStoreAt(st.Layouts.Out, st.Layouts.In, sc, start)
+	var eps []verbs.Endpoint
+	defer func() {
+		for _, ep := range eps {
+			ep.Close()
+		}
+	}()
+	for i := 0; err == nil && i < cfg.Engine.Workers*cfg.Engine.Inflight; i++ {
+		var e verbs.Endpoint
+		if e, err = net.NewEndpoint(); err == nil {
+			eps = append(eps, e)
+		}
+	}
+	var puller verbs.Endpoint
+	if err == nil && !rank.IsPlain(cfg.Engine.Mode) && cfg.Engine.RefRDPuller && !cfg.Engine.NoCollab && !cfg.Engine.NoRefRD {
+		if puller, err = net.NewEndpoint(); err == nil {
+			defer puller.Close()
+		}
+	}
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	out.Provider = net.Provider()
+	out.Layout = st.Layouts.Out
+	out.InPlaceShare = st.Layouts.Out.InPlaceShare()
+	last := st.Layouts.last()
+	for m := range net.NumMN() {
+		out.MNPool = append(out.MNPool, net.PoolSize(m))
+		out.MNUsed = append(out.MNUsed, last.MN[m].Needed-st.Layouts.Out.MN[m].Start+reserve)
+		if st.Layouts.In != nil {
+			u := st.Layouts.In.MN[m]
+			out.InBytes = append(out.InBytes, u.IndexBytes+u.EdgeBytes)
+		}
+	}
+	// The attach: from the start to the compute, with nothing read but
+	// the pool.
+	out.LoadS = time.Since(t0).Seconds()
+
+	phase(phaseCompute)
+	ecfg := cfg.Engine
+	ecfg.Program = alg.New(out.Params)
+	res, err := rank.Run(w, net, stor, eps, puller, degrees, ecfg)
+	if err != nil {
+		return nil, err
+	}
+	out.Result, out.ComputeS = res, res.ComputeSeconds
+	if w.Rank() == 0 {
+		err = pr.release()
+	}
+	if err == nil && cfg.KeepGraph && w.Rank() == 0 {
+		out.Graph, err = wholeGraph(&cfg, alg)
+	}
+	return out, agree(err)
+}
+
+// fits checks that a stored graph serves the kernel as a one-job run
+// would have read it, and the job's compute nodes its chunks.
+func fits(st *stored, alg algo.Algorithm, cns int, name string) error {
+	var why string
+	switch {
+	case alg.Symmetric && st.Directed:
+		why = fmt.Sprintf("%s reads its graph undirected but %q was loaded directed; load it again with --undirected under another name", alg.Name, name)
+	case alg.Weighted && !st.Meta.Weighted:
+		why = fmt.Sprintf("%s needs weights but %q was loaded without them; load it again with --weighted under another name", alg.Name, name)
+	case alg.Multigraph && st.Meta.DroppedDuplicates > 0:
+		why = fmt.Sprintf("%s counts parallel edges but the load of %q dropped %d of them", alg.Name, name, st.Meta.DroppedDuplicates)
+	case st.CNs != cns:
+		why = fmt.Sprintf("%q was loaded by %d compute nodes and this job has %d: a job on a stored graph has as many compute nodes as its load (re-cutting its chunks for another count is not built yet)", name, st.CNs, cns)
+	}
+	if why != "" {
+		return &rank.ParamError{Msg: why}
+	}
+	return nil
+}
+
+// take finds the graph, takes its lease and reads its descriptor (rank
+// 0), which it returns after the aux extent's MN, offset and length.
+func (pr *poolRun) take(ep verbs.Endpoint) ([]byte, error) {
+	c := pr.p.Client
+	i, s, ok, err := c.Find(pr.p.Name)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, &rank.ParamError{Msg: fmt.Sprintf("the pool holds no graph %q (see `dmg ls --pool-file PATH`)", pr.p.Name)}
+	}
+	if s.State != pool.Ready {
+		return nil, &rank.ParamError{Msg: fmt.Sprintf("graph %q is still being loaded", pr.p.Name)}
+	}
+	pr.graph = i
+	if err := c.TakeLease(i, pr.p.Wait); err != nil {
+		return nil, err
+	}
+	pr.leased = true
+	kep, err := pr.p.Net.NewEndpoint()
+	if err != nil {
+		return nil, err
+	}
+	pr.alive = append(pr.alive, pool.KeepAlive(kep, i, c.ID(), pool.BeatEvery))
+	// The slot again, now that it is ours: the aux extent it names.
+	slots, err := c.Slots()
+	if err != nil {
+		return nil, err
+	}
+	aux := slots[i].Aux
+	head := binary.LittleEndian.AppendUint64(nil, uint64(aux.MN))
+	head = binary.LittleEndian.AppendUint64(head, aux.Off)
+	head = binary.LittleEndian.AppendUint64(head, aux.Len)
+	n := make([]byte, 16)
+	if err := readAux(ep, aux, 0, n); err != nil {
+		return nil, err
+	}
+	size, at := binary.LittleEndian.Uint64(n), binary.LittleEndian.Uint64(n[8:])
+	if at > aux.Len || size > aux.Len-at {
+		return nil, errors.Errorf("job: graph %q's descriptor claims %d bytes at %d of a %d-byte extent", pr.p.Name, size, at, aux.Len)
+	}
+	desc := make([]byte, size)
+	if err := readAux(ep, aux, at, desc); err != nil {
+		return nil, err
+	}
+	return append(head, desc...), nil
+}
+
+// regions allocates the job's extents for the engine's regions, reserve
+// bytes on every MN, in a slot of the job's own (rank 0).
+func (pr *poolRun) regions(reserve uint64, start []uint64) error {
+	c := pr.p.Client
+	if err := c.Lock(lockWait); err != nil {
+		return err
+	}
+	defer c.Unlock()
+	sizes := make([]uint64, len(start))
+	for m := range sizes {
+		sizes[m] = reserve
+	}
+	ext, err := c.Alloc(sizes)
+	if err != nil {
+		return err
+	}
+	i, err := c.FreeSlot()
+	if err != nil {
+		return err
+	}
+	now := uint64(time.Now().UnixMilli())
+	if err := c.Put(i, pool.Slot{State: pool.Job, Lease: c.ID(), Beat: now, Created: now, Name: pr.p.Name, Graph: pr.graph, Ext: ext}); err != nil {
+		return err
+	}
+	pr.job = i
+	kep, err := pr.p.Net.NewEndpoint()
+	if err != nil {
+		return err
+	}
+	pr.alive = append(pr.alive, pool.KeepAlive(kep, i, c.ID(), pool.BeatEvery))
+	for m, e := range ext {
+		start[m] = e.Off
+	}
+	return nil
+}
+
+// release frees the job's slot and gives the graph's lease back (rank 0;
+// again is a no-op).
+func (pr *poolRun) release() error {
+	c := pr.p.Client
+	if c == nil {
+		return nil
+	}
+	var first error
+	keep := func(err error) {
+		if first == nil {
+			first = err
+		}
+	}
+	for _, stop := range pr.alive {
+		keep(stop())
+	}
+	pr.alive = nil
+	if pr.job >= 0 {
+		if err := c.Lock(lockWait); err == nil {
+			keep(c.Drop(pr.job))
+			keep(c.Unlock())
+		} else {
+			keep(err)
+		}
+		pr.job = -1
+	}
+	if pr.leased {
+		keep(c.ReleaseLease(pr.graph))
+		pr.leased = false
+	}
+	return first
+}
+
+// readAux reads len(dst) bytes at off of the aux extent.
+func readAux(ep verbs.Endpoint, aux pool.Extent, off uint64, dst []byte) error {
+	a, err := verbs.MakeAddr(aux.MN, aux.Off+off)
+	if err != nil {
+		return err
+	}
+	return verbs.ReadBulk(ep, dst, a)
+}
+
+// readDegrees reads the out-degrees of vertices [lo, hi).
+func readDegrees(ep verbs.Endpoint, aux pool.Extent, lo, hi uint32) ([]uint32, error) {
+	b := make([]byte, 4*int(hi-lo))
+	if err := readAux(ep, aux, auxDegrees+4*uint64(lo), b); err != nil {
+		return nil, err
+	}
+	d := make([]uint32, hi-lo)
+	for i := range d {
+		d[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return d, nil
+}
+
+// readIDs is the stored graph's vertices as an output needs them: their
+// count and external ids (rank 0).
+func readIDs(ep verbs.Endpoint, aux pool.Extent, st *stored) (*csr.Graph, error) {
+	g := &csr.Graph{N: uint32(st.Vertices), Directed: st.Directed}
+	if !st.IDs {
+		return g, nil
+	}
+	b := make([]byte, 8*st.Vertices)
+	if err := readAux(ep, aux, auxIDs(st.Vertices), b); err != nil {
+		return nil, err
+	}
+	g.IDs = make([]uint64, st.Vertices)
+	for i := range g.IDs {
+		g.IDs[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return g, nil
+}
+
+// graphIDs gives a graph's ids as a share does (resolve).
+type graphIDs struct{ g *csr.Graph }
+
+func (x graphIDs) ExternalID(v uint32) (uint64, error) { return x.g.ExternalID(v), nil }
+func (x graphIDs) DenseID(ext uint64) (uint32, bool, error) {
+	v, ok := x.g.DenseID(ext)
+	return v, ok, nil
+}
+
+// bcastSpec sends rank 0's program to every rank.
+func bcastSpec(w *spmd.World, mine programSpec) (programSpec, error) {
+	var blob []byte
+	var spec programSpec
+	if w.Rank() == 0 {
+		var err error
+		if blob, err = json.Marshal(mine); err != nil {
+			return spec, errors.Wrap(err, "job: encoding the job's program")
+		}
+	}
+	blob, err := w.Comm.Bcast(0, blob)
+	if err != nil {
+		return spec, err
+	}
+	return spec, errors.Wrap(json.Unmarshal(blob, &spec), "job: decoding the job's program")
+}

@@ -1,0 +1,470 @@
+package launch
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"github.com/pkg/errors"
+	"github.com/spf13/cobra"
+
+	"github.com/dmg-hpc/dmg/job"
+	"github.com/dmg-hpc/dmg/pool"
+	"github.com/dmg-hpc/dmg/spmd"
+	"github.com/dmg-hpc/dmg/verbs"
+	"github.com/dmg-hpc/dmg/verbs/fabric"
+)
+
+// serveFlags are the flags of `dmg serve`.
+type serveFlags struct {
+	poolFile string
+	mnMem    string
+	fabric   string
+}
+
+func serveCmd(opts *Options, run func(body) int) *cobra.Command {
+	sf := &serveFlags{}
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "memory nodes alone: register pools that outlive compute jobs, which attach with --pool-file",
+		Long: `serve runs memory nodes alone (--roles mn:M). Each registers a pool; rank 0
+writes the pool file (mode 0600: it holds the pools' keys) and prints one
+line when the pool is ready. Compute jobs then load graphs into it and run
+on them (--pool-file, --name); dmg ls lists them. serve ends on SIGTERM,
+SIGINT or dmg stop --pool-file PATH, and removes the pool file.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.need = spmd.MNOnly
+			return codeErr(run(func(j *Job) error { return serveBody(j, sf) }))
+		},
+	}
+	c.Flags().StringVar(&sf.poolFile, "pool-file", "", "where to write the pool file (`PATH`; required)")
+	c.Flags().StringVar(&sf.mnMem, "mn-mem", "1GiB", "pool size of each memory node (`SIZE`, e.g. 8GiB)")
+	c.Flags().StringVar(&sf.fabric, "fabric", "", "libfabric provider (shm, tcp, verbs, efa, cxi; default: shm on one host, else tcp)")
+	return c
+}
+
+// serveBody registers the pools, publishes them and serves until told
+// to stop.
+func serveBody(j *Job, sf *serveFlags) error {
+	if j.Opts.Local {
+		return BadInputf("launch: dmg serve runs under mpirun or srun: its pool outlives the process only as its own job (--local has no fabric to attach to)")
+	}
+	if sf.poolFile == "" {
+		return BadInputf("launch: dmg serve needs --pool-file PATH: where compute jobs find the pool")
+	}
+	if j.Roles.MN > pool.MaxMN {
+		return BadInputf("launch: a pool has at most %d memory nodes; --roles asks for %d", pool.MaxMN, j.Roles.MN)
+	}
+	size, err := sizeFlag("mn-mem", sf.mnMem, "8GiB", verbs.MaxOffset)
+	if err == nil && size < 2*pool.DataStart {
+		err = BadInputf("launch: --mn-mem %s is too small for a pool; expected at least %s", sf.mnMem, humanize.IBytes(2*pool.DataStart))
+	}
+	if err == nil && j.IsRoot() {
+		err = checkPoolFile(sf.poolFile)
+	}
+	if err := j.Agree(err); err != nil {
+		return err
+	}
+	sig := j.intr.takeOver()
+	net, err := fabric.Open(j.World, verbs.Config{PoolBytes: size, Provider: sf.fabric})
+	if err := j.Agree(err); err != nil {
+		return err
+	}
+	defer net.Close()
+	var tb []byte
+	if j.IsRoot() {
+		var t uint64
+		t, err = pool.NewToken()
+		tb = binary.LittleEndian.AppendUint64(nil, t)
+	}
+	if err := j.Agree(err); err != nil {
+		return err
+	}
+	if tb, err = j.Comm.Bcast(0, tb); err == nil && len(tb) != 8 {
+		err = errors.Errorf("launch: the pool's token came as %d bytes", len(tb))
+	}
+	if err := j.Agree(err); err != nil {
+		return err
+	}
+	token := binary.LittleEndian.Uint64(tb)
+	pool.InitHeader(net.Pool(), token, j.Index, j.Roles.MN)
+	if j.Index == 0 {
+		pool.InitCatalogue(net.Pool())
+	}
+	pool.SetBeat(net.Pool(), uint64(time.Now().UnixMilli()))
+	if err := j.Agree(nil); err != nil {
+		return err
+	}
+	if j.IsRoot() {
+		f := &pool.File{Version: pool.FileVersion, Token: token, Provider: net.ProviderName(), Created: time.Now().UTC()}
+		for m, a := range net.Addrs() {
+			r := j.ranks[j.Roles.RankOf(spmd.MN, m)]
+			f.MNs = append(f.MNs, pool.MN{Host: r.Host, PID: r.PID, Size: a.Size, Base: a.Base, Key: a.Key, Name: a.Name})
+		}
+		err = pool.WriteFile(sf.poolFile, f)
+		if err == nil {
+			fmt.Fprintf(j.Out, "dmg serve: pool of %d memory nodes × %s over %s ready; pool file %s (stop: dmg stop --pool-file %s)\n",
+				j.Roles.MN, humanize.IBytes(size), net.ProviderName(), sf.poolFile, sf.poolFile)
+		}
+	}
+	if err := j.Agree(err); err != nil {
+		return err
+	}
+	// Serve: the fabric progresses in the background; this rank beats
+	// and watches its stop word, and the job's SIGTERM or SIGINT.
+	tick := time.NewTicker(pool.BeatEvery)
+	defer tick.Stop()
+	stop := false
+	for !stop {
+		select {
+		case s := <-sig:
+			stop = true
+			fmt.Fprintf(j.Out, "dmg serve: %v; the pool ends\n", s)
+		case now := <-tick.C:
+			pool.SetBeat(net.Pool(), uint64(now.UnixMilli()))
+			if stop = pool.StopRequested(net.Pool()); stop {
+				fmt.Fprintf(j.Out, "dmg serve: stopped by dmg stop; the pool ends\n")
+			}
+		}
+	}
+	// Every MN's stop word is written by dmg stop, and mpirun signals
+	// every rank; either way all come here.
+	if j.IsRoot() {
+		os.Remove(sf.poolFile)
+	}
+	return nil
+}
+
+// checkPoolFile refuses to overwrite the pool file of a serve job that
+// still runs on this host (a stale one, of a job that was killed, is
+// replaced).
+func checkPoolFile(path string) error {
+	f, err := pool.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return checkWritable("--pool-file", path)
+		}
+		return checkWritable("--pool-file", path)
+	}
+	host := hostname()
+	for _, m := range f.MNs {
+		if m.Host == host && m.PID > 0 && !gone(m.PID) {
+			return BadInputf("launch: --pool-file %s belongs to a pool that is still served (pid %d on %s); stop it first (dmg stop --pool-file %s) or choose another path", path, m.PID, host, path)
+		}
+	}
+	return checkWritable("--pool-file", path)
+}
+
+// attached is a job's handle on a served pool: its network, and rank 0's
+// catalogue client on an endpoint of its own.
+type attached struct {
+	net verbs.Network
+	ep  verbs.Endpoint
+	c   *pool.Client
+}
+
+// attach reads the pool file (rank 0, which sends it to the others) and
+// opens the job's network onto the pool's MNs; rank 0 checks the pool is
+// the file's before anything is written. Collective.
+func attach(j *Job, path string, timeout time.Duration) (*attached, error) {
+	var blob []byte
+	var err error
+	if j.IsRoot() {
+		blob, err = os.ReadFile(path)
+		if err != nil {
+			err = BadInputf("launch: --pool-file %s: %v (is `dmg serve --pool-file %s` running?)", path, errors.Cause(err), path)
+		}
+	}
+	if err := j.Agree(err); err != nil {
+		return nil, err
+	}
+	if blob, err = j.Comm.Bcast(0, blob); err != nil {
+		return nil, j.Agree(err)
+	}
+	f, err := pool.Decode(blob)
+	if err != nil {
+		var fe *pool.FileError
+		if errors.As(err, &fe) {
+			err = &pool.FileError{Path: path, Msg: fe.Msg}
+		}
+		return nil, j.Agree(err)
+	}
+	// The pool's MNs on this host are watched as the job's ranks are: a
+	// failure that follows one's death names it.
+	var mns []rankInfo
+	for m, mn := range f.MNs {
+		mns = append(mns, rankInfo{Rank: -1, Role: spmd.MN.String(), Index: m, Host: mn.Host, PID: mn.PID})
+	}
+	if j.cluster == nil {
+		j.intr.addPeers(mns)
+	}
+	net, err := fabric.Attach(j.World, f.Provider, poolAddrs(f), verbs.Config{Timeout: timeout})
+	if err := j.Agree(err); err != nil {
+		return nil, err
+	}
+	a := &attached{net: net}
+	if j.IsRoot() {
+		if a.ep, err = net.NewEndpoint(); err == nil {
+			a.c, err = pool.Connect(a.ep, f, path)
+		}
+	}
+	if err := j.Agree(err); err != nil {
+		a.close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// close ends the job's use of the pool (collective).
+func (a *attached) close() error {
+	if a == nil {
+		return nil
+	}
+	if a.ep != nil {
+		a.ep.Close()
+	}
+	return a.net.Close()
+}
+
+// jobPool is the served pool a run or load works on, from its flags (nil
+// without --pool-file).
+func (r *runFlags) jobPool(j *Job, cfg *job.Config) (*attached, error) {
+	if r.poolFile == "" {
+		return nil, nil
+	}
+	if r.name == "" {
+		return nil, BadInputf("launch: --pool-file needs --name NAME: the graph's name in the pool")
+	}
+	if len(r.name) > pool.MaxName {
+		return nil, BadInputf("launch: --name %q is %d bytes; expected at most %d", r.name, len(r.name), pool.MaxName)
+	}
+	a, err := attach(j, r.poolFile, r.timeout)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Pool = &job.Pool{Net: a.net, Client: a.c, Name: r.name, Wait: r.wait}
+	return a, nil
+}
+
+// adminFlags are the flags of dmg ls and dmg stop.
+type adminFlags struct {
+	poolFile string
+	drop     string
+	json     bool
+	timeout  time.Duration
+}
+
+func lsCmd(stdout io.Writer) *cobra.Command {
+	af := &adminFlags{}
+	c := &cobra.Command{
+		Use:   "ls",
+		Short: "list the graphs a served pool holds (--drop NAME frees one)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return admin(af, func(a *attached) error { return lsBody(a, af, stdout) })
+		},
+	}
+	af.register(c)
+	c.Flags().StringVar(&af.drop, "drop", "", "free the graph `NAME` (refused while a job holds it)")
+	c.Flags().BoolVar(&af.json, "json", false, "print the catalogue as JSON")
+	return c
+}
+
+func stopCmd(stdout io.Writer) *cobra.Command {
+	af := &adminFlags{}
+	c := &cobra.Command{
+		Use:   "stop",
+		Short: "end a serve job (its pools and every graph in them)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return admin(af, func(a *attached) error {
+				if err := a.c.Stop(); err != nil {
+					return err
+				}
+				fmt.Fprintf(stdout, "dmg stop: asked the pool of %s to stop\n", af.poolFile)
+				return nil
+			})
+		},
+	}
+	af.register(c)
+	return c
+}
+
+func (af *adminFlags) register(c *cobra.Command) {
+	c.Flags().StringVar(&af.poolFile, "pool-file", "", "the served pool's file (`PATH`; required)")
+	c.Flags().DurationVar(&af.timeout, "timeout", 5*time.Second, "how long to wait for the pool's memory nodes")
+}
+
+// admin runs fn on a served pool from this process alone (no launcher:
+// a world of one compute node in this process).
+func admin(af *adminFlags, fn func(a *attached) error) error {
+	if af.poolFile == "" {
+		return BadInputf("launch: --pool-file PATH is required")
+	}
+	return spmd.RunLocal(1, func(rt spmd.Runtime) error {
+		w, err := spmd.NewWorld(rt, spmd.Roles{CN: 1})
+		if err != nil {
+			return err
+		}
+		j := &Job{World: w, Opts: &Options{}, Out: io.Discard, Err: io.Discard, errMu: nil}
+		a, err := attachAlone(j, af.poolFile, af.timeout)
+		if err != nil {
+			return err
+		}
+		err = fn(a)
+		if cerr := a.close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
+}
+
+// attachAlone is attach for a world of one rank, without agreement.
+func attachAlone(j *Job, path string, timeout time.Duration) (*attached, error) {
+	f, err := pool.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, BadInputf("launch: --pool-file %s does not exist (is `dmg serve --pool-file %s` running?)", path, path)
+		}
+		return nil, err
+	}
+	net, err := fabric.Attach(j.World, f.Provider, poolAddrs(f), verbs.Config{Timeout: timeout})
+	if err != nil {
+		return nil, err
+	}
+	a := &attached{net: net}
+	if a.ep, err = net.NewEndpoint(); err == nil {
+		a.c, err = pool.Connect(a.ep, f, path)
+	}
+	if err != nil {
+		a.close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// lsEntry is one graph of dmg ls.
+type lsEntry struct {
+	Name     string  `json:"name"`
+	State    string  `json:"state"`
+	Vertices uint64  `json:"vertices"`
+	Edges    uint64  `json:"edges"`
+	Bytes    uint64  `json:"bytes"`
+	CNs      int     `json:"cns"`
+	AgeS     float64 `json:"age_s"`
+	Holder   string  `json:"holder,omitempty"`
+	Jobs     int     `json:"jobs"`
+}
+
+func lsBody(a *attached, af *adminFlags, stdout io.Writer) error {
+	c := a.c
+	if af.drop != "" {
+		if err := dropGraph(c, af.drop); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "dmg ls: dropped %q\n", af.drop)
+	}
+	slots, err := c.Slots()
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	var list []lsEntry
+	jobs := map[int]int{}
+	var used uint64
+	for _, s := range slots {
+		if s.State == pool.Job {
+			jobs[s.Graph]++
+		}
+		if s.State != pool.Free {
+			used += slotBytes(&s)
+		}
+	}
+	for i, s := range slots {
+		if s.State != pool.Ready && s.State != pool.Loading {
+			continue
+		}
+		e := lsEntry{Name: s.Name, State: s.State.String(), Vertices: s.Vertices, Edges: s.Edges, Bytes: slotBytes(&s), CNs: s.CNs,
+			AgeS: now.Sub(time.UnixMilli(int64(s.Created))).Seconds(), Jobs: jobs[i]}
+		if s.Lease != 0 {
+			e.Holder = fmt.Sprintf("job %#x, beat %.1fs ago", s.Lease, now.Sub(time.UnixMilli(int64(s.Beat))).Seconds())
+		}
+		list = append(list, e)
+	}
+	var total uint64
+	for m := range c.NumMN() {
+		total += a.net.PoolSize(m)
+	}
+	if af.json {
+		b, err := json.MarshalIndent(struct {
+			Graphs []lsEntry `json:"graphs"`
+			MNs    int       `json:"mns"`
+			Bytes  uint64    `json:"pool_bytes"`
+			Used   uint64    `json:"used_bytes"`
+		}{list, c.NumMN(), total, used}, "", "  ")
+		if err != nil {
+			return errors.Wrap(err, "launch: encoding the catalogue")
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", b)
+		return err
+	}
+	fmt.Fprintf(stdout, "pool %s: %d memory nodes, %s of %s used, %d graphs\n", af.poolFile, c.NumMN(), humanize.IBytes(used), humanize.IBytes(total), len(list))
+	if len(list) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSTATE\tVERTICES\tEDGES\tSIZE\tCNS\tAGE\tHELD BY")
+	for _, e := range list {
+		holder := e.Holder
+		if holder == "" {
+			holder = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.Name, e.State, humanize.Comma(int64(e.Vertices)), humanize.Comma(int64(e.Edges)),
+			humanize.IBytes(e.Bytes), e.CNs, time.Duration(math.Round(e.AgeS))*time.Second, holder)
+	}
+	return tw.Flush()
+}
+
+// slotBytes is what a slot's extents take.
+func slotBytes(s *pool.Slot) uint64 {
+	n := s.Aux.Len
+	for _, e := range s.Ext {
+		n += e.Len
+	}
+	return n
+}
+
+// dropGraph frees a graph: taking its lease first, so no job is using it.
+func dropGraph(c *pool.Client, name string) error {
+	i, _, ok, err := c.Find(name)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return BadInputf("launch: --drop %q: the pool holds no graph of that name", name)
+	}
+	if err := c.TakeLease(i, 0); err != nil {
+		return err
+	}
+	if err := c.Lock(2 * pool.StaleAfter); err != nil {
+		return err
+	}
+	defer c.Unlock()
+	return c.Drop(i)
+}
+
+// poolAddrs are the pool file's MNs as the fabric takes them.
+func poolAddrs(f *pool.File) []verbs.PoolAddr {
+	addrs := make([]verbs.PoolAddr, len(f.MNs))
+	for m, mn := range f.MNs {
+		addrs[m] = verbs.PoolAddr{Size: mn.Size, Base: mn.Base, Key: mn.Key, Name: mn.Name}
+	}
+	return addrs
+}

@@ -1,0 +1,517 @@
+package pool
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pkg/errors"
+)
+
+const (
+	twoMN    = 2
+	poolSize = 4 << 20
+)
+
+func check(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%+v", err)
+	}
+}
+
+func putWord(p []byte, off int, v uint64) { binary.LittleEndian.PutUint64(p[off:], v) }
+
+func TestConnectRefusals(t *testing.T) {
+	tests := []struct {
+		name   string
+		setup  func(mn int, p []byte)
+		change func(f *File)
+		want   string
+	}{
+		{name: "ok"},
+		{name: "wrong token", change: func(f *File) { f.Token = 99 }, want: "pool file test.pool belongs to another pool (token 0x5eed on MN 0; the file says 0x63)"},
+		{name: "no magic", setup: func(mn int, p []byte) {
+			if mn == 1 {
+				putWord(p, HdrMagic, 0)
+			}
+		}, want: "pool file test.pool: MN 1 does not hold a DMG pool (stale file?)"},
+		{name: "stopping", setup: func(mn int, p []byte) { putWord(p, HdrStop, 1) }, want: "the pool is stopping"},
+		{name: "index", setup: func(mn int, p []byte) { putWord(p, HdrMN, uint64(1-mn)) }, want: "MN 0's header says it is MN 1"},
+		{name: "count", setup: func(mn int, p []byte) { putWord(p, HdrNumMN, 3) }, want: "lists 2 MNs but MN 0's header says the pool has 3"},
+		{name: "more MNs in file", change: func(f *File) { f.MNs = append(f.MNs, f.MNs[0]) }, want: "lists 3 MNs but MN 2 cannot be addressed"},
+		{name: "invalid file", change: func(f *File) { f.Provider = "" }, want: "provider is empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := run(twoMN, poolSize, tt.setup, func(e *env) error {
+				if tt.change != nil {
+					tt.change(e.file)
+				}
+				before := e.ep.Counters()
+				c, err := e.client()
+				after := e.ep.Counters()
+				if after.Writes != before.Writes || after.CAS != before.CAS {
+					return errors.New("Connect wrote to the pool")
+				}
+				if tt.want == "" {
+					if err != nil {
+						return err
+					}
+					if c.ID() == 0 || c.NumMN() != twoMN {
+						return errors.Errorf("client id %#x, %d MNs", c.ID(), c.NumMN())
+					}
+					return nil
+				}
+				if err == nil || !strings.Contains(err.Error(), tt.want) {
+					return errors.Errorf("Connect error = %v; want it to contain %q", err, tt.want)
+				}
+				return nil
+			}, nil)
+			check(t, err)
+		})
+	}
+}
+
+func TestStopAndBeats(t *testing.T) {
+	err := run(twoMN, poolSize, func(mn int, p []byte) { SetBeat(p, uint64(1000+mn)) }, func(e *env) error {
+		c, err := e.client()
+		if err != nil {
+			return err
+		}
+		beats, err := c.Beats()
+		if err != nil {
+			return err
+		}
+		if fmt.Sprint(beats) != "[1000 1001]" {
+			return errors.Errorf("Beats = %v", beats)
+		}
+		if err := c.Stop(); err != nil {
+			return err
+		}
+		if _, err := e.client(); err == nil || !strings.Contains(err.Error(), "stopping") {
+			return errors.Errorf("Connect after Stop = %v; want the pool stopping", err)
+		}
+		return nil
+	}, func(mn int, p []byte) error {
+		if !StopRequested(p) {
+			return errors.Errorf("MN %d: stop not requested", mn)
+		}
+		return nil
+	})
+	check(t, err)
+}
+
+// withClient runs fn with one connected client on a fresh two-MN pool.
+func withClient(t *testing.T, fn func(e *env, c *Client) error) {
+	t.Helper()
+	check(t, run(twoMN, poolSize, nil, func(e *env) error {
+		c, err := e.client()
+		if err != nil {
+			return err
+		}
+		return fn(e, c)
+	}, nil))
+}
+
+func nowMS() uint64 { return uint64(time.Now().UnixMilli()) }
+
+func TestAlloc(t *testing.T) {
+	const D = DataStart
+	stale := func() uint64 { return nowMS() - uint64(2*StaleAfter/time.Millisecond) }
+	ready := func(name string, ext ...Extent) Slot {
+		return Slot{State: Ready, Name: name, Graph: -1, Ext: ext}
+	}
+	tests := []struct {
+		name  string
+		slots []Slot
+		sizes []uint64
+		want  []Extent
+		err   string
+	}{
+		{name: "empty pool", sizes: []uint64{100, 5000},
+			want: []Extent{{0, D, Align}, {1, D, 2 * Align}}},
+		{name: "size 0", sizes: []uint64{0, Align},
+			want: []Extent{{0, 0, 0}, {1, D, Align}}},
+		{name: "after a graph", slots: []Slot{ready("a", Extent{0, D, 3 * Align}, Extent{1, D, Align})}, sizes: []uint64{1, 1},
+			want: []Extent{{0, D + 3*Align, Align}, {1, D + Align, Align}}},
+		{name: "first fit in a hole", slots: []Slot{
+			ready("a", Extent{0, D, 2 * Align}),
+			ready("b", Extent{0, D + 4*Align, Align}),
+		}, sizes: []uint64{2 * Align, 3 * Align},
+			want: []Extent{{0, D + 2*Align, 2 * Align}, {1, D, 3 * Align}}},
+		{name: "hole too small", slots: []Slot{
+			ready("a", Extent{0, D, 2 * Align}),
+			ready("b", Extent{0, D + 4*Align, Align}),
+		}, sizes: []uint64{3 * Align, 0},
+			want: []Extent{{0, D + 5*Align, 3 * Align}, {1, 0, 0}}},
+		{name: "aux avoided", slots: []Slot{{State: Ready, Name: "a", Aux: Extent{1, D, Align}}}, sizes: []uint64{1, 1},
+			want: []Extent{{0, D, Align}, {1, D + Align, Align}}},
+		{name: "unaligned neighbour", slots: []Slot{ready("a", Extent{0, D, 100})}, sizes: []uint64{1, 0},
+			want: []Extent{{0, D + Align, Align}, {1, 0, 0}}},
+		{name: "no room", sizes: []uint64{1, poolSize},
+			err: "MN 1 has no room for 4 MiB (4194304 bytes asked; its largest free gap is 3 MiB of a 4 MiB pool); drop a graph (--drop) or serve with a larger --mn-mem"},
+		{name: "no room around a graph", slots: []Slot{ready("a", Extent{0, D + Align, 2 << 20})}, sizes: []uint64{2 << 20, 0},
+			err: "MN 0 has no room for 2 MiB (2097152 bytes asked; its largest free gap is 1020 KiB"},
+		{name: "dead loading slot reused", slots: []Slot{{State: Loading, Name: "a", Lease: 7, Beat: stale(), Ext: []Extent{{0, D, poolSize - D}}}},
+			sizes: []uint64{poolSize - D, 0}, want: []Extent{{0, D, poolSize - D}, {1, 0, 0}}},
+		{name: "dead job slot reused", slots: []Slot{{State: Job, Lease: 7, Beat: stale(), Aux: Extent{0, D, Align}}},
+			sizes: []uint64{1, 0}, want: []Extent{{0, D, Align}, {1, 0, 0}}},
+		{name: "live loading slot kept", slots: []Slot{{State: Loading, Name: "a", Lease: 7, Beat: nowMS(), Ext: []Extent{{0, D, Align}}}},
+			sizes: []uint64{1, 0}, want: []Extent{{0, D + Align, Align}, {1, 0, 0}}},
+		{name: "ready slot with stale lease kept", slots: []Slot{{State: Ready, Name: "a", Lease: 7, Beat: stale(), Ext: []Extent{{0, D, Align}}}},
+			sizes: []uint64{1, 0}, want: []Extent{{0, D + Align, Align}, {1, 0, 0}}},
+		{name: "free slot ignored", slots: []Slot{{State: Free, Ext: []Extent{{0, D, Align}}}},
+			sizes: []uint64{1, 0}, want: []Extent{{0, D, Align}, {1, 0, 0}}},
+		{name: "wrong count", sizes: []uint64{1}, err: "Alloc of 1 sizes; the pool has 2 MNs"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			withClient(t, func(e *env, c *Client) error {
+				if err := c.Lock(time.Second); err != nil {
+					return err
+				}
+				for i, s := range tt.slots {
+					if err := c.Put(i, s); err != nil {
+						return err
+					}
+				}
+				got, err := c.Alloc(tt.sizes)
+				if tt.err != "" {
+					if err == nil || !strings.Contains(err.Error(), tt.err) {
+						return errors.Errorf("Alloc error = %v; want %q", err, tt.err)
+					}
+					return c.Unlock()
+				}
+				if err != nil {
+					return err
+				}
+				if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+					return errors.Errorf("Alloc = %v; want %v", got, tt.want)
+				}
+				return c.Unlock()
+			})
+		})
+	}
+}
+
+func TestAllocPendingAndAux(t *testing.T) {
+	withClient(t, func(e *env, c *Client) error {
+		const D = DataStart
+		if err := c.Lock(time.Second); err != nil {
+			return err
+		}
+		a, err := c.Alloc([]uint64{Align, 0})
+		if err != nil {
+			return err
+		}
+		b, err := c.Alloc([]uint64{Align, 0})
+		if err != nil {
+			return err
+		}
+		if a[0].Off != D || b[0].Off != D+Align {
+			return errors.Errorf("two allocs before Put: %v %v; want distinct extents", a, b)
+		}
+		// MN 1 is empty: the largest gap is there.
+		x, err := c.AllocAux(100)
+		if err != nil {
+			return err
+		}
+		if x != (Extent{1, D, Align}) {
+			return errors.Errorf("AllocAux = %v; want MN 1 at DataStart", x)
+		}
+		y, err := c.AllocAux(100)
+		if err != nil || y != (Extent{1, D + Align, Align}) {
+			return errors.Errorf("second AllocAux = %v, %v; want it after the first", y, err)
+		}
+		// Recorded in a slot, then no longer pending: still avoided.
+		if err := c.Put(0, Slot{State: Loading, Name: "g", Graph: -1, Lease: c.ID(), Beat: nowMS(), Aux: x, Ext: a}); err != nil {
+			return err
+		}
+		if len(c.pending) != 2 {
+			return errors.Errorf("pending after Put = %v; want b and y", c.pending)
+		}
+		d, err := c.Alloc([]uint64{Align, Align})
+		if err != nil {
+			return err
+		}
+		if d[0].Off != D+2*Align || d[1].Off != D+2*Align {
+			return errors.Errorf("third alloc %v", d)
+		}
+		if _, err := c.AllocAux(poolSize); err == nil || !strings.Contains(err.Error(), "no MN has room for 4 MiB") {
+			return errors.Errorf("AllocAux(too big) = %v", err)
+		}
+		if err := c.Unlock(); err != nil {
+			return err
+		}
+		if len(c.pending) != 0 {
+			return errors.Errorf("pending after Unlock = %v", c.pending)
+		}
+		return nil
+	})
+}
+
+func TestFindFreeSlotDropReclaim(t *testing.T) {
+	withClient(t, func(e *env, c *Client) error {
+		if err := c.Lock(time.Second); err != nil {
+			return err
+		}
+		stale := nowMS() - uint64(2*StaleAfter/time.Millisecond)
+		slots := map[int]Slot{
+			0: {State: Job, Name: "g", Graph: 2, Lease: 5, Beat: nowMS()},
+			1: {State: Loading, Name: "g", Graph: -1, Lease: 5, Beat: nowMS()},
+			2: {State: Ready, Name: "g", Graph: -1, Ext: []Extent{{0, DataStart, Align}}},
+			3: {State: Loading, Name: "dead", Graph: -1, Lease: 6, Beat: stale, Ext: []Extent{{0, DataStart + Align, Align}}},
+			4: {State: Loading, Name: "h", Graph: -1, Lease: 5, Beat: nowMS()},
+		}
+		for i, s := range slots {
+			if err := c.Put(i, s); err != nil {
+				return err
+			}
+		}
+		type find struct {
+			name  string
+			i     int
+			found bool
+		}
+		for _, f := range []find{{"g", 2, true}, {"h", 4, true}, {"dead", -1, false}, {"none", -1, false}} {
+			i, s, ok, err := c.Find(f.name)
+			if err != nil {
+				return err
+			}
+			if i != f.i || ok != f.found || (ok && s.Name != f.name) {
+				return errors.Errorf("Find(%q) = %d, %v; want %d, %v", f.name, i, ok, f.i, f.found)
+			}
+		}
+		if i, err := c.FreeSlot(); err != nil || i != 5 {
+			return errors.Errorf("FreeSlot = %d, %v; want 5", i, err)
+		}
+		// Drop the Ready graph, then its region is allocated again.
+		if err := c.Drop(2); err != nil {
+			return err
+		}
+		if _, _, ok, _ := c.Find("g"); !ok {
+			return errors.New("Find(g) after Drop: the Loading slot 1 should remain")
+		}
+		ext, err := c.Alloc([]uint64{Align, 0})
+		if err != nil {
+			return err
+		}
+		if ext[0].Off != DataStart {
+			return errors.Errorf("Alloc after Drop = %v; want the dropped region at DataStart", ext)
+		}
+		n, err := c.Reclaim()
+		if err != nil || n != 1 {
+			return errors.Errorf("Reclaim = %d, %v; want 1", n, err)
+		}
+		all, err := c.Slots()
+		if err != nil {
+			return err
+		}
+		if all[3].State != Free || all[2].State != Free || all[1].State != Loading {
+			return errors.Errorf("states after Drop and Reclaim: %v %v %v", all[1].State, all[2].State, all[3].State)
+		}
+		// Every slot in use: no free slot.
+		for i := range MaxSlots {
+			if err := c.Put(i, Slot{State: Ready, Name: fmt.Sprint(i), Graph: -1}); err != nil {
+				return err
+			}
+		}
+		if _, err := c.FreeSlot(); err == nil || !strings.Contains(err.Error(), "all 64 catalogue slots are in use") {
+			return errors.Errorf("FreeSlot on a full catalogue = %v", err)
+		}
+		if err := c.Put(MaxSlots, Slot{}); err == nil {
+			return errors.New("Put(64) succeeded")
+		}
+		return c.Unlock()
+	})
+}
+
+func TestLock(t *testing.T) {
+	withClient(t, func(e *env, a *Client) error {
+		b, err := e.connect()
+		if err != nil {
+			return err
+		}
+		b.sleep = func(time.Duration) {}
+		if err := a.Lock(0); err != nil {
+			return err
+		}
+		if err := a.Lock(0); err != nil {
+			return errors.Wrap(err, "relocking by the holder")
+		}
+		start := time.Now()
+		err = b.Lock(20 * time.Millisecond)
+		want := fmt.Sprintf("locked by job %#x (taken 0.0s ago)", a.ID())
+		if err == nil || !strings.Contains(err.Error(), want) {
+			return errors.Errorf("contended Lock = %v; want %q", err, want)
+		}
+		if time.Since(start) < 20*time.Millisecond {
+			return errors.New("contended Lock gave up before its timeout")
+		}
+		// b's clock moves past StaleAfter: a's lock is stale and broken.
+		b.now = func() time.Time { return time.Now().Add(StaleAfter + time.Second) }
+		if err := b.Lock(0); err != nil {
+			return errors.Wrap(err, "breaking a stale lock")
+		}
+		if err := a.Unlock(); err == nil || !strings.Contains(err.Error(), "was the lock broken as stale") {
+			return errors.Errorf("Unlock of a broken lock = %v", err)
+		}
+		// From a's clock, b's lock is 11 s in the future: fresh.
+		if err := a.Lock(0); err == nil {
+			return errors.New("a took b's fresh lock")
+		}
+		if err := b.Unlock(); err != nil {
+			return err
+		}
+		if err := a.Lock(0); err != nil {
+			return errors.Wrap(err, "lock after unlock")
+		}
+		return a.Unlock()
+	})
+}
+
+func TestLease(t *testing.T) {
+	withClient(t, func(e *env, a *Client) error {
+		b, err := e.connect()
+		if err != nil {
+			return err
+		}
+		b.sleep = func(time.Duration) {}
+		if err := a.Put(3, Slot{State: Ready, Name: "g", Graph: -1}); err != nil {
+			return err
+		}
+		if err := a.TakeLease(3, 0); err != nil {
+			return err
+		}
+		if err := a.TakeLease(3, 0); err != nil {
+			return errors.Wrap(err, "retaking our own lease")
+		}
+		if err := a.HeartBeat(3); err != nil {
+			return err
+		}
+
+		// Held: refused at once, and after waiting.
+		for _, wait := range []time.Duration{0, 20 * time.Millisecond} {
+			err := b.TakeLease(3, wait)
+			var le *LeaseError
+			if !errors.As(err, &le) || le.Holder != a.ID() || le.Name != "g" || le.Age > time.Second {
+				return errors.Errorf("TakeLease(wait %v) of a held lease = %v; want a *LeaseError naming %#x", wait, err, a.ID())
+			}
+			want := fmt.Sprintf(`graph "g" is held by job %#x (last heartbeat 0.`, a.ID())
+			if !strings.Contains(err.Error(), want) || !strings.HasSuffix(err.Error(), "; wait with --wait or retry later") {
+				return errors.Errorf("LeaseError message %q", err)
+			}
+		}
+		if err := b.ReleaseLease(3); err == nil {
+			return errors.New("b released a's lease")
+		}
+
+		// Released: b takes it.
+		if err := a.ReleaseLease(3); err != nil {
+			return err
+		}
+		if err := b.TakeLease(3, 0); err != nil {
+			return errors.Wrap(err, "taking a released lease")
+		}
+		if err := a.HeartBeat(3); err == nil || !strings.Contains(err.Error(), "not by this job") {
+			return errors.Errorf("HeartBeat of a lease not held = %v", err)
+		}
+
+		// Expired: b's heartbeat is older than StaleAfter by a's clock.
+		a.now = func() time.Time { return time.Now().Add(StaleAfter + time.Second) }
+		if err := a.TakeLease(3, 0); err != nil {
+			return errors.Wrap(err, "taking an expired lease")
+		}
+		s, err := a.Slots()
+		if err != nil {
+			return err
+		}
+		if s[3].Lease != a.ID() || s[3].Beat < nowMS()+uint64(StaleAfter/time.Millisecond) {
+			return errors.Errorf("slot after taking an expired lease: lease %#x beat %d", s[3].Lease, s[3].Beat)
+		}
+		if err := b.ReleaseLease(3); err == nil {
+			return errors.New("b released a lease it lost")
+		}
+		if err := a.ReleaseLease(3); err != nil {
+			return err
+		}
+		if err := a.TakeLease(MaxSlots, 0); err == nil {
+			return errors.New("TakeLease(64) succeeded")
+		}
+		return nil
+	})
+}
+
+// TestLeaseWait: a lease released while another job waits for it.
+func TestLeaseWait(t *testing.T) {
+	withClient(t, func(e *env, a *Client) error {
+		b, err := e.connect()
+		if err != nil {
+			return err
+		}
+		if err := a.TakeLease(0, 0); err != nil {
+			return err
+		}
+		released := make(chan error, 1)
+		go func() {
+			time.Sleep(30 * time.Millisecond)
+			released <- a.ReleaseLease(0)
+		}()
+		start := time.Now()
+		err = b.TakeLease(0, 5*time.Second)
+		if rerr := <-released; rerr != nil {
+			return rerr
+		}
+		if err != nil {
+			return errors.Wrap(err, "waiting for a lease")
+		}
+		if d := time.Since(start); d < 20*time.Millisecond || d > 4*time.Second {
+			return errors.Errorf("waited %v for a lease released after 30ms", d)
+		}
+		return nil
+	})
+}
+
+func TestKeepAlive(t *testing.T) {
+	withClient(t, func(e *env, c *Client) error {
+		if err := c.TakeLease(1, 0); err != nil {
+			return err
+		}
+		s, err := c.Slots()
+		if err != nil {
+			return err
+		}
+		first := s[1].Beat
+		ep, err := e.net.NewEndpoint()
+		if err != nil {
+			return err
+		}
+		stop := KeepAlive(ep, 1, c.ID(), 5*time.Millisecond)
+		time.Sleep(40 * time.Millisecond)
+		if err := stop(); err != nil {
+			return err
+		}
+		if err := stop(); err != nil {
+			return errors.Wrap(err, "second stop")
+		}
+		if s, err = c.Slots(); err != nil {
+			return err
+		}
+		if s[1].Beat <= first {
+			return errors.Errorf("beat %d did not move from %d", s[1].Beat, first)
+		}
+		// Not our lease: the keep-alive ends with an error.
+		stop = KeepAlive(ep, 1, c.ID()+1, time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
+		if err := stop(); err == nil || !strings.Contains(err.Error(), "not by this job") {
+			return errors.Errorf("KeepAlive of another's lease: %v", err)
+		}
+		if err := KeepAlive(ep, -1, 1, 0)(); err == nil {
+			return errors.New("KeepAlive(-1) succeeded")
+		}
+		return nil
+	})
+}
