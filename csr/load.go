@@ -338,7 +338,12 @@ func grow(b []byte, n int) []byte {
 // ReadGraph reads the whole graph back from DM through ep and rebuilds it
 // (without external ids; weights come back as float32 values). It is the
 // loader's verifier: slow, simple, one batch at a time.
-func (l *Layout) ReadGraph(ep verbs.Endpoint) (*Graph, error) {
+func (l *Layout) ReadGraph(ep verbs.Endpoint) (*Graph, error) { return l.ReadRows(ep, 0, l.N) }
+
+// ReadRows is ReadGraph for the rows of the vertices [lo, hi) only: the
+// graph has every vertex, and edges only for those (a share of the graph
+// as the layout stores it, for a new cut of its chunks).
+func (l *Layout) ReadRows(ep verbs.Endpoint, lo, hi uint32) (*Graph, error) {
 	g := &Graph{N: l.N, Offsets: make([]uint64, uint64(l.N)+1), Directed: true}
 	if l.Weighted {
 		g.Weights = []float64{}
@@ -347,6 +352,10 @@ func (l *Layout) ReadGraph(ep verbs.Endpoint) (*Graph, error) {
 	var e Entry
 	var lists [][]byte
 	for _, b := range l.Batches {
+		if b.Hi <= lo || b.Lo >= hi {
+			continue
+		}
+		b.Lo, b.Hi = max(b.Lo, lo), min(b.Hi, hi)
 		ib := l.indexBytes(b)
 		idx := make([]byte, ib)
 		if err := ep.Read(idx, l.EntryAddr(b.Lo)); err != nil {
@@ -442,6 +451,9 @@ func (l *Layout) ReadGraph(ep verbs.Endpoint) (*Graph, error) {
 			}
 			g.Offsets[v+1] = uint64(len(g.Dst))
 		}
+	}
+	for v := hi; v < l.N; v++ {
+		g.Offsets[v+1] = uint64(len(g.Dst))
 	}
 	return g, nil
 }

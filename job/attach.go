@@ -82,6 +82,10 @@ type poolLoad struct {
 	s     pool.Slot
 	alive func() error
 	done  bool
+	// view: the slot is another cut of a graph the pool holds (its name
+	// is taken), for a job of another compute-node count; the job keeps
+	// its lease when it is ready, to run on it.
+	view bool
 }
 
 // claim reserves the graph's name in the catalogue (rank 0): a slot in
@@ -97,7 +101,7 @@ func (pl *poolLoad) claim(w *spmd.World) error {
 	defer c.Unlock()
 	if _, s, ok, err := c.Find(pl.p.Name); err != nil {
 		return err
-	} else if ok {
+	} else if ok && !pl.view {
 		return &rank.ParamError{Msg: fmt.Sprintf("graph %q is already in the pool (%s, %s edges); drop it first with `dmg ls --pool-file PATH --drop %s`",
 			pl.p.Name, s.State, humanize.Comma(int64(s.Edges)), pl.p.Name)}
 	}
@@ -167,21 +171,25 @@ func (pl *poolLoad) placeAux(w *spmd.World, n uint64) (pool.Extent, error) {
 	return pool.Extent{MN: int(v[0]), Off: v[1], Len: n}, err
 }
 
-// ready marks the graph complete and gives up the lease (rank 0).
+// ready marks the graph complete and gives up the lease (rank 0); a
+// view keeps it (and its heartbeat) for the run that cut it.
 func (pl *poolLoad) ready(vertices, edges uint64) error {
 	c := pl.p.Client
 	if c == nil {
 		return nil
 	}
-	if err := pl.alive(); err != nil {
-		return err
+	if !pl.view {
+		if err := pl.alive(); err != nil {
+			return err
+		}
+		pl.alive = nil
+		pl.s.Lease = 0
 	}
-	pl.alive = nil
 	if err := c.Lock(lockWait); err != nil {
 		return err
 	}
 	defer c.Unlock()
-	pl.s.State, pl.s.Lease, pl.s.Vertices, pl.s.Edges = pool.Ready, 0, vertices, edges
+	pl.s.State, pl.s.Vertices, pl.s.Edges = pool.Ready, vertices, edges
 	if err := c.Put(pl.slot, pl.s); err != nil {
 		return err
 	}
@@ -280,7 +288,7 @@ func bcastWords(w *spmd.World, v []uint64, err error) error {
 // store writes what later jobs need besides the layouts' data: every
 // CN's out-degrees and, from rank 0, the external ids and the descriptor,
 // into an aux extent it allocates.
-func (pl *poolLoad) store(w *spmd.World, ep verbs.Endpoint, st *stored, out *Outcome, degrees []uint32) error {
+func (pl *poolLoad) store(w *spmd.World, ep verbs.Endpoint, st *stored, out *Outcome, degrees []uint32) (pool.Extent, error) {
 	var desc []byte
 	var ids []uint64
 	var err error
@@ -294,12 +302,12 @@ func (pl *poolLoad) store(w *spmd.World, ep verbs.Endpoint, st *stored, out *Out
 		}
 	}
 	if err := bcastWords(w, []uint64{0}, err); err != nil {
-		return err
+		return pool.Extent{}, err
 	}
 	aux, err := pl.placeAux(w, size)
 	if err != nil {
-		return err
+		return aux, err
 	}
 	lo := st.Layouts.Out.Config.Bounds[w.Index]
-	return writeAux(w, ep, aux, lo, degrees, ids, desc, auxDesc(st.Vertices, st.IDs))
+	return aux, writeAux(w, ep, aux, lo, degrees, ids, desc, auxDesc(st.Vertices, st.IDs))
 }

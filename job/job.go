@@ -119,8 +119,14 @@ type Outcome struct {
 	Mode        string
 	Ablations   []string
 	LoadS       float64
-	PartS       float64
-	ComputeS    float64
+	// Pooled is the graph's name when the job ran on a served pool's
+	// graph (LoadS is then the attach: lease, descriptor, regions), and
+	// Recut says the attach cut a view of it for this job's compute
+	// nodes.
+	Pooled   string
+	Recut    bool
+	PartS    float64
+	ComputeS float64
 }
 
 // The phases of Execute, in order; phaseNames names them (Config.Phase,
@@ -420,7 +426,8 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	if pl != nil {
 		st := stored{Graph: cfg.Graph, Csr: graphOptions(&cfg, alg), Layouts: layouts, Vertices: shape.Vertices, Edges: shape.Edges,
 			MaxChunkEdges: shape.MaxChunkEdges, Symmetric: out.Symmetric, Top: top, CNs: w.Roles.CN}
-		if err := agree(pl.store(w, eps[0], &st, out, facts.degrees)); err != nil {
+		_, serr := pl.store(w, eps[0], &st, out, facts.degrees)
+		if err := agree(serr); err != nil {
 			return nil, err
 		}
 	}

@@ -27,6 +27,9 @@ type poolRun struct {
 	alive  []func() error
 	leased bool
 	aux    pool.Extent
+	// recut: the graph is cut for another compute-node count; the job
+	// holds it while it cuts it for its own (recut).
+	recut bool
 }
 
 // runOnPool runs cfg's algorithm on the graph a served pool holds under
@@ -65,7 +68,7 @@ func runOnPool(w *spmd.World, cfg Config) (*Outcome, error) {
 	defer pr.release()
 	var blob []byte
 	if err == nil && w.Rank() == 0 {
-		blob, err = pr.take(ep)
+		blob, err = pr.take(ep, w.Roles.CN)
 	}
 	if err := agree(err); err != nil {
 		return nil, err
@@ -74,20 +77,38 @@ func runOnPool(w *spmd.World, cfg Config) (*Outcome, error) {
 	// The descriptor, after the aux extent's MN, offset and length.
 	blob, err = w.Comm.Bcast(0, blob)
 	var st stored
-	if err == nil && len(blob) < 24 {
+	if err == nil && len(blob) < 25 {
 		err = errors.Errorf("job: graph %q's descriptor is %d bytes", cfg.Pool.Name, len(blob))
 	}
 	if err == nil {
+		pr.recut = blob[0] == 1
+		blob = blob[1:]
 		pr.aux = pool.Extent{MN: int(binary.LittleEndian.Uint64(blob)), Off: binary.LittleEndian.Uint64(blob[8:]), Len: binary.LittleEndian.Uint64(blob[16:])}
 		if err = gob.NewDecoder(bytes.NewReader(blob[24:])).Decode(&st); err != nil {
 			err = errors.Wrapf(err, "job: decoding graph %q's descriptor", cfg.Pool.Name)
 		}
 	}
 	if err == nil {
-		err = fits(&st, alg, w.Roles.CN, cfg.Pool.Name)
+		err = fits(&st, alg, cfg.Engine.Mode, cfg.Pool.Name)
 	}
 	if err := agree(err); err != nil {
 		return nil, err
+	}
+	eps, err := endpoints(net, cfg.Engine.Workers*cfg.Engine.Inflight)
+	defer func() {
+		for _, ep := range eps {
+			ep.Close()
+		}
+	}()
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	if pr.recut {
+		var view *stored
+		if view, pr.aux, err = recut(w, &cfg, alg, &st, pr.aux, eps, pr, agree); err != nil {
+			return nil, err
+		}
+		st = *view
 	}
 	cfg.Graph, cfg.Csr = st.Graph, st.Csr
 	out.Algorithm = alg
@@ -141,18 +162,6 @@ func runOnPool(w *spmd.World, cfg Config) (*Outcome, error) {
 		return nil, err
 	}
 	stor, err := rank.NewStoreAt(st.Layouts.Out, st.Layouts.In, sc, start)
-	var eps []verbs.Endpoint
-	defer func() {
-		for _, ep := range eps {
-			ep.Close()
-		}
-	}()
-	for i := 0; err == nil && i < cfg.Engine.Workers*cfg.Engine.Inflight; i++ {
-		var e verbs.Endpoint
-		if e, err = net.NewEndpoint(); err == nil {
-			eps = append(eps, e)
-		}
-	}
 	var puller verbs.Endpoint
 	if err == nil && !rank.IsPlain(cfg.Engine.Mode) && cfg.Engine.RefRDPuller && !cfg.Engine.NoCollab && !cfg.Engine.NoRefRD {
 		if puller, err = net.NewEndpoint(); err == nil {
@@ -176,7 +185,7 @@ func runOnPool(w *spmd.World, cfg Config) (*Outcome, error) {
 	}
 	// The attach: from the start to the compute, with nothing read but
 	// the pool.
-	out.LoadS = time.Since(t0).Seconds()
+	out.LoadS, out.Pooled, out.Recut = time.Since(t0).Seconds(), cfg.Pool.Name, pr.recut
 
 	phase(phaseCompute)
 	ecfg := cfg.Engine
@@ -195,19 +204,42 @@ func runOnPool(w *spmd.World, cfg Config) (*Outcome, error) {
 	return out, agree(err)
 }
 
+// endpoints opens n endpoints (as many as there are, on an error).
+func endpoints(net verbs.Network, n int) ([]verbs.Endpoint, error) {
+	var eps []verbs.Endpoint
+	for range n {
+		ep, err := net.NewEndpoint()
+		if err != nil {
+			return eps, err
+		}
+		eps = append(eps, ep)
+	}
+	return eps, nil
+}
+
+// swap makes the job hold the view pl has cut, its lease kept since the
+// cut, and gives the graph it was cut from back (rank 0).
+func (pr *poolRun) swap(pl *poolLoad) error {
+	err := pr.release()
+	pr.graph, pr.leased = pl.slot, true
+	pr.alive = []func() error{pl.alive}
+	pl.alive, pl.done = nil, true
+	return err
+}
+
 // fits checks that a stored graph serves the kernel as a one-job run
-// would have read it, and the job's compute nodes its chunks.
-func fits(st *stored, alg algo.Algorithm, cns int, name string) error {
+// would have read it.
+func fits(st *stored, alg algo.Algorithm, mode string, name string) error {
 	var why string
 	switch {
+	case st.Layouts.Out.Config.Naive != rank.IsPlain(mode):
+		why = fmt.Sprintf("--mode %s needs the graph laid out for it; %q was loaded for another mode: load it again with this --mode under another name", mode, name)
 	case alg.Symmetric && st.Directed:
 		why = fmt.Sprintf("%s reads its graph undirected but %q was loaded directed; load it again with --undirected under another name", alg.Name, name)
 	case alg.Weighted && !st.Meta.Weighted:
 		why = fmt.Sprintf("%s needs weights but %q was loaded without them; load it again with --weighted under another name", alg.Name, name)
 	case alg.Multigraph && st.Meta.DroppedDuplicates > 0:
 		why = fmt.Sprintf("%s counts parallel edges but the load of %q dropped %d of them", alg.Name, name, st.Meta.DroppedDuplicates)
-	case st.CNs != cns:
-		why = fmt.Sprintf("%q was loaded by %d compute nodes and this job has %d: a job on a stored graph has as many compute nodes as its load (re-cutting its chunks for another count is not built yet)", name, st.CNs, cns)
 	}
 	if why != "" {
 		return &rank.ParamError{Msg: why}
@@ -215,14 +247,21 @@ func fits(st *stored, alg algo.Algorithm, cns int, name string) error {
 	return nil
 }
 
-// take finds the graph, takes its lease and reads its descriptor (rank
-// 0), which it returns after the aux extent's MN, offset and length.
-func (pr *poolRun) take(ep verbs.Endpoint) ([]byte, error) {
+// take finds the graph, cut for cns compute nodes if the pool has such
+// a view of it, takes its lease and reads its descriptor (rank 0), which
+// it returns after a flag that says whether it must be re-cut and the
+// aux extent's MN, offset and length.
+func (pr *poolRun) take(ep verbs.Endpoint, cns int) ([]byte, error) {
 	c := pr.p.Client
-	i, s, ok, err := c.Find(pr.p.Name)
+	i, s, exact, ok, err := c.FindView(pr.p.Name, cns)
+	if err == nil && !ok {
+		// Not ready: being loaded, or not there at all.
+		i, s, ok, err = c.Find(pr.p.Name)
+	}
 	if err != nil {
 		return nil, err
 	}
+	pr.recut = !exact
 	if !ok {
 		return nil, &rank.ParamError{Msg: fmt.Sprintf("the pool holds no graph %q (see `dmg ls --pool-file PATH`)", pr.p.Name)}
 	}
@@ -245,7 +284,11 @@ func (pr *poolRun) take(ep verbs.Endpoint) ([]byte, error) {
 		return nil, err
 	}
 	aux := slots[i].Aux
-	head := binary.LittleEndian.AppendUint64(nil, uint64(aux.MN))
+	head := []byte{0}
+	if pr.recut {
+		head[0] = 1
+	}
+	head = binary.LittleEndian.AppendUint64(head, uint64(aux.MN))
 	head = binary.LittleEndian.AppendUint64(head, aux.Off)
 	head = binary.LittleEndian.AppendUint64(head, aux.Len)
 	n := make([]byte, 16)

@@ -441,23 +441,32 @@ func slotBytes(s *pool.Slot) uint64 {
 	return n
 }
 
-// dropGraph frees a graph: taking its lease first, so no job is using it.
+// dropGraph frees a graph and every view of it cut for another
+// compute-node count: taking each one's lease first, so no job is using
+// it.
 func dropGraph(c *pool.Client, name string) error {
-	i, _, ok, err := c.Find(name)
+	slots, err := c.Named(name)
 	if err != nil {
 		return err
 	}
-	if !ok {
+	if len(slots) == 0 {
 		return BadInputf("launch: --drop %q: the pool holds no graph of that name", name)
 	}
-	if err := c.TakeLease(i, 0); err != nil {
-		return err
+	for _, i := range slots {
+		if err := c.TakeLease(i, 0); err != nil {
+			return err
+		}
 	}
 	if err := c.Lock(2 * pool.StaleAfter); err != nil {
 		return err
 	}
 	defer c.Unlock()
-	return c.Drop(i)
+	for _, i := range slots {
+		if err := c.Drop(i); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // poolAddrs are the pool file's MNs as the fabric takes them.

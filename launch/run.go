@@ -256,6 +256,13 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 	return cfg, nil
 }
 
+// poolRef is the served pool's graph a run worked on: its name, and
+// whether the attach cut a view of it for the job's compute nodes.
+type poolRef struct {
+	Name  string `json:"name"`
+	Recut bool   `json:"recut"`
+}
+
 // need is the roles the job holds: compute nodes alone when it attaches to
 // a served pool.
 func (r *runFlags) need() spmd.Need {
@@ -448,6 +455,9 @@ type runReport struct {
 		Compute   float64 `json:"compute_s"`
 		Total     float64 `json:"total_s"`
 	} `json:"times"`
+	// Pool is the served pool's graph the job ran on (--pool-file);
+	// Times.Load is then the attach.
+	Pool *poolRef `json:"pool,omitempty"`
 	Balance struct {
 		Imbalance float64 `json:"imbalance"`
 		TailRatio float64 `json:"tail_ratio"`
@@ -524,6 +534,9 @@ func newRunReport(j *Job, out *job.Outcome) *runReport {
 	r.Roles.CN, r.Roles.MN = j.Roles.CN, len(out.MNPool)
 	r.Workers = out.Workers
 	r.Times.Load, r.Times.Partition, r.Times.Compute = out.LoadS, out.PartS, out.ComputeS
+	if out.Pooled != "" {
+		r.Pool = &poolRef{Name: out.Pooled, Recut: out.Recut}
+	}
 	r.Times.Total = time.Since(j.Start).Seconds()
 	if out.Load != nil {
 		r.LoadWindows = out.Load.Windows
@@ -584,9 +597,18 @@ func (r *runReport) print(j *Job) {
 	if r.LoadStagedBytes > 0 {
 		win += ", staged through " + humanize.IBytes(r.LoadStagedBytes) + " of DM"
 	}
-	fmt.Fprintf(w, "load %.3fs (%s edges/s%s)  partition %.4fs (imbalance %.3f)  compute %.3fs (%s edges/s)  total %.3fs\n",
-		r.Times.Load, hn(uint64(float64(r.Graph.Edges)/max(r.Times.Load, 1e-9))), win, r.Times.Partition, r.Balance.Imbalance,
-		r.Times.Compute, hn(uint64(r.EdgesPerSecond)), r.Times.Total)
+	if r.Pool != nil {
+		how := "in the pool"
+		if r.Pool.Recut {
+			how = fmt.Sprintf("in the pool, cut anew for cn:%d", r.Roles.CN)
+		}
+		fmt.Fprintf(w, "attach %.3fs (graph %q %s)  compute %.3fs (%s edges/s)  total %.3fs\n",
+			r.Times.Load, r.Pool.Name, how, r.Times.Compute, hn(uint64(r.EdgesPerSecond)), r.Times.Total)
+	} else {
+		fmt.Fprintf(w, "load %.3fs (%s edges/s%s)  partition %.4fs (imbalance %.3f)  compute %.3fs (%s edges/s)  total %.3fs\n",
+			r.Times.Load, hn(uint64(float64(r.Graph.Edges)/max(r.Times.Load, 1e-9))), win, r.Times.Partition, r.Balance.Imbalance,
+			r.Times.Compute, hn(uint64(r.EdgesPerSecond)), r.Times.Total)
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "iter\tmode\tupdate\tactive V\tactive E\treads\twrites\tatomics\tbytes\tseconds\tmodelled\ttail\t")
 	for i, it := range r.Iterations {

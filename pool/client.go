@@ -736,3 +736,48 @@ func KeepAlive(ep verbs.Endpoint, i int, id uint64, every time.Duration) (stop f
 		return err
 	}
 }
+
+// FindView returns the Ready slot of the graph name for a job of cns
+// compute nodes: a slot cut for that many (exact), else the graph's first
+// Ready slot (a view cut for another count, to re-cut from).
+func (c *Client) FindView(name string, cns int) (i int, s Slot, exact, ok bool, err error) {
+	slots, err := c.Slots()
+	if err != nil {
+		return 0, Slot{}, false, false, err
+	}
+	any := -1
+	for i := range slots {
+		s := &slots[i]
+		if s.Name != name || s.State != Ready {
+			continue
+		}
+		if s.CNs == cns {
+			return i, *s, true, true, nil
+		}
+		if any < 0 {
+			any = i
+		}
+	}
+	if any < 0 {
+		return -1, Slot{}, false, false, nil
+	}
+	return any, slots[any], false, true, nil
+}
+
+// Named returns every graph slot (Loading or Ready, live) named name: a
+// graph and the views of it cut for other compute-node counts.
+func (c *Client) Named(name string) ([]int, error) {
+	slots, err := c.Slots()
+	if err != nil {
+		return nil, err
+	}
+	now := c.now()
+	var out []int
+	for i := range slots {
+		s := &slots[i]
+		if s.Name == name && (s.State == Ready || s.State == Loading) && live(s, now) {
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}
