@@ -243,3 +243,44 @@ func BenchmarkParseBlock(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSegmentGranularity weighs the alternative to cutting a stored
+// graph anew for another compute-node count (job/recut.go): entries that
+// keep their lists' segment lengths at a fixed fine granularity G that
+// any chunking on those boundaries could sum. It plans kron:20 (as
+// undirected as a pool load of it) at C = 2 chunks and at G = 16, 64 and
+// 256 equal chunks and reports each layout's bytes and its overflow
+// tables' share; run
+//
+//	go test ./csr -run XXX -bench SegmentGranularity -benchtime 1x
+func BenchmarkSegmentGranularity(b *testing.B) {
+	g, _, err := Open("kron:20", Options{Seed: 1, Undirected: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	total := func(l *Layout) uint64 {
+		var n uint64
+		for _, u := range l.MN {
+			n += u.IndexBytes + u.EdgeBytes
+		}
+		return n
+	}
+	var base uint64
+	for _, parts := range []int{2, 16, 64, 256} {
+		b.Run(fmt.Sprintf("chunks=%d", parts), func(b *testing.B) {
+			var l *Layout
+			for b.Loop() {
+				if l, err = Plan(g, LayoutConfig{NumMN: 2, Bounds: evenBounds(g.N, parts)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if parts == 2 {
+				base = total(l)
+			}
+			b.ReportMetric(float64(total(l))/(1<<20), "MiB")
+			b.ReportMetric(float64(total(l))/float64(base), "x_of_C2")
+			b.ReportMetric(float64(l.Overflow)/float64(g.N), "overflow_share")
+			b.ReportMetric(float64(l.InPlace)/float64(g.N), "inplace_share")
+		})
+	}
+}

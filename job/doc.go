@@ -11,4 +11,12 @@
 //
 // The memory nodes never read the input: CN 0 tells them the job's shape
 // and its layouts, and the other CNs check theirs are the same.
+//
+// With Config.Pool the job holds compute nodes alone, on a served pool
+// (package pool): a load stores its graph there under a name, in extents
+// the catalogue gives it, with a descriptor of its layouts (attach.go); a
+// run takes the graph's lease, reads the descriptor and computes without
+// the input (poolrun.go), after cutting the graph anew from the pool when
+// it has another compute-node count than any cut the pool holds
+// (recut.go).
 package job

@@ -5,7 +5,9 @@
 //
 // A run's work is package job's (Execute: read, partition, lay out,
 // load) and package rank's (the engine); launch wires the flags into
-// job.Config and prints what comes back.
+// job.Config and prints what comes back. pool.go is the served pool's
+// side: dmg serve (MNs alone), the attach of a load or run (--pool-file),
+// and dmg ls and dmg stop, which run in one process without a launcher.
 //
 // Error discipline: each phase ends with Job.Sync (Agree when it carries
 // nothing else), one all-reduce in which every rank says whether its part

@@ -12,7 +12,9 @@
 //
 // Roles: with --roles cn:C,mn:M world ranks 0..C-1 are compute nodes and
 // C..C+M-1 memory nodes. NewWorld checks the layout against the world size
-// and splits one communicator per role.
+// and splits one communicator per role. A serve job holds memory nodes
+// alone and a job attached to its pool compute nodes alone
+// (ParseRolesFor with MNOnly, CNOnly); every other job needs both.
 //
 // Errors: a collective interrupted by Runtime.Abort on another rank returns
 // ErrAborted (in-process); under MPI, Abort ends every process.

@@ -6,7 +6,8 @@
 // registered staging buffer, and the registered buffers it hands out
 // (verbs.BufferAllocator: reads into them and writes from them skip the
 // staging copy). Pool sizes, endpoint names and memory keys are exchanged
-// with spmd.Comm.AllGather.
+// with spmd.Comm.AllGather; Addrs gives them to a serve job to publish,
+// and Attach opens a world of CNs alone on them (a served pool).
 //
 // A Flush copies nothing but the staging data and posts the whole batch in
 // one cgo call with the *msg variants (fi_readmsg, fi_writemsg,
