@@ -24,7 +24,9 @@ func loadCmd(opts *Options, run func(body) int) *cobra.Command {
 		Short: "load a graph into the memory nodes' DM-friendly store and report the layout",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.need = rf.need()
+			if err := rf.setRoles(opts); err != nil {
+				return err
+			}
 			return codeErr(run(func(j *Job) error { return loadBody(j, rf) }))
 		},
 	}

@@ -59,6 +59,9 @@ func serveBody(j *Job, sf *serveFlags) error {
 	if sf.poolFile == "" {
 		return BadInputf("launch: dmg serve needs --pool-file PATH: where compute jobs find the pool")
 	}
+	if sf.fabric == cxlProvider {
+		return BadInputf("launch: dmg serve serves its pools over libfabric (shm, tcp, verbs, efa, cxi); --fabric cxl maps pools in one job only")
+	}
 	if j.Roles.MN > pool.MaxMN {
 		return BadInputf("launch: a pool has at most %d memory nodes; --roles asks for %d", pool.MaxMN, j.Roles.MN)
 	}
@@ -147,10 +150,7 @@ func serveBody(j *Job, sf *serveFlags) error {
 // replaced).
 func checkPoolFile(path string) error {
 	f, err := pool.ReadFile(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return checkWritable("--pool-file", path)
-		}
+	if err != nil { // none, or not a pool file: written over
 		return checkWritable("--pool-file", path)
 	}
 	host := hostname()
@@ -241,6 +241,18 @@ func (r *runFlags) jobPool(j *Job, cfg *job.Config) (*attached, error) {
 	}
 	if r.name == "" {
 		return nil, BadInputf("launch: --pool-file needs --name NAME: the graph's name in the pool")
+	}
+	// What the pool decides, and what a run takes from the stored graph.
+	fixed := []string{"mn-mem", "fabric", "cxl-dir", "cxl-dev"}
+	if cfg.LoadOnly {
+		fixed = append(fixed, "no-stage")
+	} else {
+		fixed = append(fixed, "graph", "undirected", "weighted", "load-mem", "no-stage", "seed")
+	}
+	for _, f := range fixed {
+		if r.fs.Changed(f) {
+			return nil, BadInputf("launch: --%s has no effect with --pool-file: %s", f, poolDecides(f))
+		}
 	}
 	if len(r.name) > pool.MaxName {
 		return nil, BadInputf("launch: --name %q is %d bytes; expected at most %d", r.name, len(r.name), pool.MaxName)
@@ -476,4 +488,15 @@ func poolAddrs(f *pool.File) []verbs.PoolAddr {
 		addrs[m] = verbs.PoolAddr{Size: mn.Size, Base: mn.Base, Key: mn.Key, Name: mn.Name}
 	}
 	return addrs
+}
+
+// poolDecides says why a flag has no say on a served pool's graph.
+func poolDecides(flag string) string {
+	switch flag {
+	case "mn-mem", "fabric", "cxl-dir", "cxl-dev":
+		return "the serve job set the pools and the provider"
+	case "no-stage":
+		return "a load into a pool reads the whole input on every compute node"
+	}
+	return "the pool holds the graph as its load read it (load it again under another name to change that)"
 }

@@ -147,7 +147,9 @@ func runCmd(opts *Options, run func(body) int) *cobra.Command {
 		Short: "run an algorithm (" + strings.Join(algo.Names(), ", ") + ") on a graph stored on the memory nodes",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.need = rf.need()
+			if err := rf.setRoles(opts); err != nil {
+				return err
+			}
 			return codeErr(run(func(j *Job) error { return runJobBody(j, rf) }))
 		},
 	}
@@ -263,13 +265,18 @@ type poolRef struct {
 	Recut bool   `json:"recut"`
 }
 
-// need is the roles the job holds: compute nodes alone when it attaches to
-// a served pool.
-func (r *runFlags) need() spmd.Need {
-	if r.poolFile != "" {
-		return spmd.CNOnly
+// setRoles says which roles the job holds: compute nodes alone when it
+// attaches to a served pool, which it does under a launcher only.
+func (r *runFlags) setRoles(opts *Options) error {
+	opts.need = spmd.Both
+	if r.poolFile == "" {
+		return nil
 	}
-	return spmd.Both
+	if opts.Local {
+		return BadInputf("launch: --pool-file attaches to a served pool over libfabric, under mpirun or srun (mpirun -np 1 for one compute node), not --local")
+	}
+	opts.need = spmd.CNOnly
+	return nil
 }
 
 // sourceID is --source as a vertex id (0 when not given).
