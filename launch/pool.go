@@ -46,7 +46,7 @@ SIGINT or dmg stop --pool-file PATH, and removes the pool file.`,
 	}
 	c.Flags().StringVar(&sf.poolFile, "pool-file", "", "where to write the pool file (`PATH`; required)")
 	c.Flags().StringVar(&sf.mnMem, "mn-mem", "1GiB", "pool size of each memory node (`SIZE`, e.g. 8GiB)")
-	c.Flags().StringVar(&sf.fabric, "fabric", "", "libfabric provider (shm, tcp, verbs, efa, cxi; default: shm on one host, else tcp)")
+	c.Flags().StringVar(&sf.fabric, "fabric", "tcp", "libfabric provider (tcp, verbs, efa, cxi, shm); shm is faster on one host but libfabric 1.17's shm cannot survive a compute process killed in mid-operation: its queue lock stays held and the pool stops answering")
 	return c
 }
 
@@ -76,7 +76,7 @@ func serveBody(j *Job, sf *serveFlags) error {
 		return err
 	}
 	sig := j.intr.takeOver()
-	net, err := fabric.Open(j.World, verbs.Config{PoolBytes: size, Provider: sf.fabric})
+	net, err := fabric.Open(j.World, verbs.Config{PoolBytes: size, Provider: sf.fabric, Stuck: j.stalled})
 	if err := j.Agree(err); err != nil {
 		return err
 	}
@@ -196,6 +196,9 @@ func attach(j *Job, path string, timeout time.Duration) (*attached, error) {
 		}
 		return nil, j.Agree(err)
 	}
+	if err := j.Agree(stale(f, path)); err != nil {
+		return nil, err
+	}
 	// The pool's MNs on this host are watched as the job's ranks are: a
 	// failure that follows one's death names it.
 	var mns []rankInfo
@@ -205,7 +208,7 @@ func attach(j *Job, path string, timeout time.Duration) (*attached, error) {
 	if j.cluster == nil {
 		j.intr.addPeers(mns)
 	}
-	net, err := fabric.Attach(j.World, f.Provider, poolAddrs(f), verbs.Config{Timeout: timeout})
+	net, err := fabric.Attach(j.World, f.Provider, poolAddrs(f), verbs.Config{Timeout: timeout, Stuck: j.stalled})
 	if err := j.Agree(err); err != nil {
 		return nil, err
 	}
@@ -347,7 +350,13 @@ func attachAlone(j *Job, path string, timeout time.Duration) (*attached, error) 
 		}
 		return nil, err
 	}
-	net, err := fabric.Attach(j.World, f.Provider, poolAddrs(f), verbs.Config{Timeout: timeout})
+	if err := stale(f, path); err != nil {
+		return nil, err
+	}
+	net, err := fabric.Attach(j.World, f.Provider, poolAddrs(f), verbs.Config{Timeout: timeout, Stuck: func(msg string) {
+		fmt.Fprintf(os.Stderr, "dmg: %s\n", msg)
+		os.Exit(ExitFailure)
+	}})
 	if err != nil {
 		return nil, err
 	}
@@ -499,4 +508,17 @@ func poolDecides(flag string) string {
 		return "a load into a pool reads the whole input on every compute node"
 	}
 	return "the pool holds the graph as its load read it (load it again under another name to change that)"
+}
+
+// stale refuses a pool file whose MNs on this host have exited: its serve
+// job has ended (or was killed, leaving the file). MNs on other hosts are
+// found gone when the fabric cannot reach them.
+func stale(f *pool.File, path string) error {
+	host := hostname()
+	for m, mn := range f.MNs {
+		if mn.Host == host && mn.PID > 0 && gone(mn.PID) {
+			return &pool.FileError{Path: path, Msg: fmt.Sprintf("its pool is gone: MN %d (pid %d on %s) has exited; start `dmg serve --pool-file %s` again", m, mn.PID, host, path)}
+		}
+	}
+	return nil
 }

@@ -250,6 +250,9 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 	}
 	cfg.Open = func(c verbs.Config) (verbs.Network, error) {
 		c.Timeout, c.Provider = r.timeout, r.fabric
+		if !j.Opts.Local {
+			c.Stuck = j.stalled
+		}
 		if err := poolPlace(&c, r.cxlDir, r.cxlDev); err != nil {
 			return nil, err
 		}
@@ -464,7 +467,7 @@ type runReport struct {
 	} `json:"times"`
 	// Pool is the served pool's graph the job ran on (--pool-file);
 	// Times.Load is then the attach.
-	Pool *poolRef `json:"pool,omitempty"`
+	Pool    *poolRef `json:"pool,omitempty"`
 	Balance struct {
 		Imbalance float64 `json:"imbalance"`
 		TailRatio float64 `json:"tail_ratio"`

@@ -139,6 +139,11 @@ type Config struct {
 	// ...). Ignored by the other backends.
 	PoolDir     string
 	PoolDevices []string
+	// Stuck, if set, is told once when an operation has been inside the
+	// provider (not waiting for a completion: inside a call that does not
+	// return) for Timeout plus a few seconds; the caller ends the job.
+	// The fabric backend watches for it; the others cannot get stuck so.
+	Stuck func(msg string)
 }
 
 // EnsureDefaults fills in zero fields with defaults.

@@ -6,6 +6,7 @@ import "C"
 import (
 	"encoding/binary"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -49,6 +50,9 @@ type endpoint struct {
 	dead  error // set after a failed flush left ops outstanding
 	perOp bool  // post with one cgo call per operation (benchmarks)
 	bufs  []regBuf
+	// busy is when the running Flush entered the provider (Unix ns; 0:
+	// none runs).
+	busy atomic.Int64
 }
 
 var (
@@ -320,6 +324,7 @@ func (e *endpoint) Flush() error {
 	timeout := C.int64_t(e.net.cfg.Timeout / time.Nanosecond)
 	cerr := (*C.char)(unsafe.Pointer(&errbuf[0]))
 	var ret C.int
+	e.busy.Store(time.Now().UnixNano()) // the network's watch (watch.go)
 	if !e.perOp {
 		ret = C.dmg_ep_run(e.ep, C.int(nq), timeout, &bad, cerr, errBufLen)
 	} else {
@@ -330,6 +335,7 @@ func (e *endpoint) Flush() error {
 			ret = C.dmg_ep_wait(e.ep, C.int(nq), timeout, &bad, cerr, errBufLen)
 		}
 	}
+	e.busy.Store(0)
 	if ret != 0 {
 		who := "an MN"
 		if b := int(bad); b >= 0 && b < nq {

@@ -52,6 +52,8 @@ type Network struct {
 	mu     sync.Mutex
 	eps    map[*endpoint]struct{}
 	closed bool
+	// unwatch stops the watch for stuck provider calls (watch.go).
+	unwatch chan struct{}
 }
 
 type remotePool struct {
@@ -197,7 +199,17 @@ func Open(w *spmd.World, cfg verbs.Config) (*Network, error) {
 		n.release()
 		return nil, err
 	}
+	n.startWatch()
 	return n, nil
+}
+
+// startWatch watches a CN's endpoints for a provider call that does not
+// return (Config.Stuck).
+func (n *Network) startWatch() {
+	if n.cfg.Stuck != nil && n.w.Role == spmd.CN {
+		n.unwatch = make(chan struct{})
+		go n.watch(n.unwatch)
+	}
 }
 
 // Attach opens the network of a job of compute nodes alone (w has no
@@ -225,6 +237,7 @@ func Attach(w *spmd.World, provider string, pools []verbs.PoolAddr, cfg verbs.Co
 		n.release()
 		return nil, err
 	}
+	n.startWatch()
 	return n, nil
 }
 
@@ -422,6 +435,10 @@ func (n *Network) Close() error {
 }
 
 func (n *Network) release() {
+	if n.unwatch != nil {
+		close(n.unwatch)
+		n.unwatch = nil
+	}
 	if n.mn != nil {
 		C.dmg_mn_stop(n.mn)
 		<-n.prog
