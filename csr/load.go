@@ -340,10 +340,9 @@ func grow(b []byte, n int) []byte {
 // loader's verifier: slow, simple, one batch at a time.
 func (l *Layout) ReadGraph(ep verbs.Endpoint) (*Graph, error) { return l.ReadRows(ep, 0, l.N) }
 
-// ReadRows is ReadGraph for the rows of the vertices [lo, hi) only: the
-// graph has every vertex, and edges only for those (a share of the graph
-// as the layout stores it, for a new cut of its chunks).
-func (l *Layout) ReadRows(ep verbs.Endpoint, lo, hi uint32) (*Graph, error) {
+// readRowsEach is ReadRows one list at a time: a READ per out-of-place
+// list (the naive layout's).
+func (l *Layout) readRowsEach(ep verbs.Endpoint, lo, hi uint32) (*Graph, error) {
 	g := &Graph{N: l.N, Offsets: make([]uint64, uint64(l.N)+1), Directed: true}
 	if l.Weighted {
 		g.Weights = []float64{}

@@ -390,8 +390,10 @@ func runJobBody(j *Job, rf *runFlags) error {
 		return err
 	}
 	out, err := job.Execute(j.World, cfg)
-	if err == nil {
-		err = a.close()
+	// Whether the job succeeded or not (agreed: every rank is here), its
+	// endpoints leave the pool's MNs in order.
+	if cerr := a.close(); err == nil {
+		err = cerr
 	}
 	if err != nil {
 		return err
