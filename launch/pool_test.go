@@ -548,10 +548,22 @@ func TestPoolLeases(t *testing.T) {
 	graph := []string{"--graph", "kron:13"}
 	want := oneJob(t, 2, graph, "bfs")
 
+	// The holder is paused (SIGSTOP) while another job connects to the
+	// pool: on this host's libfabric 1.17 a connection that arrives at a
+	// serve job's MN while another job's traffic flows can stall the MN
+	// for ten seconds or more, failing that job's fabric wait (a known
+	// issue, docs/design.md); the lease is what this test is about. A
+	// pause of a few seconds leaves the holder's lease fresh (10 s).
 	t.Run("held", func(t *testing.T) {
 		s := startServe(t, 2)
 		s.load(t, 2, "g", graph)
 		h := s.startHolder(t, "g", 500)
+		pause := func(sig syscall.Signal) {
+			for _, pid := range sessionPIDs(h.cmd.Process.Pid) {
+				syscall.Kill(pid, sig)
+			}
+		}
+		pause(syscall.SIGSTOP)
 		_, p := s.run(t, 2, "g", "bfs")
 		if p.code != 1 && p.code != 2 {
 			t.Errorf("a run on a held graph: exit %d, want 1 or 2: %s", p.code, p)
@@ -564,25 +576,30 @@ func TestPoolLeases(t *testing.T) {
 		}
 		l := s.ls(t)
 		if len(l.Graphs) != 1 || !strings.HasPrefix(l.Graphs[0].Holder, "job 0x") {
-			if h.wait(0) {
-				t.Logf("(the holder had ended: %s)", h)
-			}
 			t.Errorf("dmg ls --json while a run holds g: %+v; want a holder", l.Graphs)
 		}
-		// --wait: the run waits for the holder and then computes.
-		got, p := s.run(t, 2, "g", "bfs", "--wait", "15s")
-		if !h.wait(30 * time.Second) {
+		// --wait: the run connects, waits for the holder and then computes.
+		out := filepath.Join(t.TempDir(), "wait.out")
+		w := startMPI(t, 60*time.Second, 2, "--roles", "cn:2", "run", "--pool-file", s.path, "--name", "g", "--algo", "bfs", "--out", out, "--wait", "30s")
+		time.Sleep(2 * time.Second)
+		pause(syscall.SIGCONT)
+		if !h.wait(40 * time.Second) {
 			t.Fatalf("holder still running: %s", h)
 		}
 		if h.code != 0 {
 			t.Errorf("holder: %s", h)
 		}
-		t.Logf("holder ran %v; the --wait run %v", h.elapsed.Round(time.Millisecond), p.elapsed.Round(time.Millisecond))
-		if p.code != 0 {
-			t.Fatalf("a run with --wait 15s on a held graph: %s", p)
+		<-w.done
+		t.Logf("holder ran %v; the --wait run %v", h.elapsed.Round(time.Millisecond), w.elapsed.Round(time.Millisecond))
+		if w.code != 0 {
+			t.Fatalf("a run with --wait 30s on a held graph: %s", w)
 		}
-		if !h.endedBefore(p) {
+		if !h.endedBefore(w) {
 			t.Errorf("the --wait run ended before the holder did")
+		}
+		got, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
 		}
 		samePoolResults(t, "bfs after --wait", "bfs", got, want)
 		s.stop(t)

@@ -53,6 +53,12 @@ type endpoint struct {
 	// busy is when the running Flush entered the provider (Unix ns; 0:
 	// none runs).
 	busy atomic.Int64
+	// probing, while set, bounds Flush instead of Config.Timeout
+	// (Network.probe).
+	probing time.Duration
+	// closeDead closes the endpoint even after a timed-out flush (a
+	// socket provider's: no peer writes into its memory).
+	closeDead bool
 }
 
 var (
@@ -321,7 +327,11 @@ func (e *endpoint) Flush() error {
 		}
 	}
 	var bad C.int
-	timeout := C.int64_t(e.net.cfg.Timeout / time.Nanosecond)
+	limit := e.net.cfg.Timeout
+	if e.probing > 0 {
+		limit = e.probing
+	}
+	timeout := C.int64_t(limit / time.Nanosecond)
 	cerr := (*C.char)(unsafe.Pointer(&errbuf[0]))
 	var ret C.int
 	e.busy.Store(time.Now().UnixNano()) // the network's watch (watch.go)
@@ -344,7 +354,7 @@ func (e *endpoint) Flush() error {
 		err := errors.Errorf("verbs: %s batch of %d operations to %s failed: %s", e.net.provider, nq, who, cstr(errbuf[:]))
 		if ret == -C.DMG_ETIMEDOUT {
 			err = errors.Errorf("verbs: no completion from %s within %v (%s); expected the peer to be alive and progressing",
-				who, e.net.cfg.Timeout, cstr(errbuf[:]))
+				who, limit, cstr(errbuf[:]))
 		}
 		// Operations may still be in flight and reference the staging
 		// buffer: this endpoint cannot be used again.
@@ -396,7 +406,7 @@ func (e *endpoint) release() {
 		// the peer may yet answer into this endpoint's memory (shm writes
 		// its replies into our region): leak it rather than free memory a
 		// peer may still touch.
-		if e.dead == nil {
+		if e.dead == nil || e.closeDead {
 			C.dmg_ep_close(e.ep)
 		}
 		e.ep = nil

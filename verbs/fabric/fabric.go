@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/pkg/errors"
@@ -390,8 +391,11 @@ func (n *Network) transport() transport {
 // Provider is "fabric/" plus the libfabric provider and domain.
 func (n *Network) Provider() string { return fmt.Sprintf("fabric/%s (%s)", n.provider, n.domain) }
 
-// NewEndpoint creates an endpoint to every MN (CN only).
-func (n *Network) NewEndpoint() (verbs.Endpoint, error) {
+// NewEndpoint creates an endpoint to every MN (CN only); on a network
+// attached to a served pool, one that has reached every MN (probe).
+func (n *Network) NewEndpoint() (verbs.Endpoint, error) { return n.newProbed() }
+
+func (n *Network) newEndpoint() (verbs.Endpoint, error) {
 	if n.w.Role != spmd.CN {
 		return nil, errors.Errorf("verbs: NewEndpoint on MN %d; expected a CN (only CNs post operations)", n.w.Index)
 	}
@@ -412,6 +416,54 @@ func (n *Network) NewEndpoint() (verbs.Endpoint, error) {
 	ep := newEndpoint(n, cep)
 	n.eps[ep] = struct{}{}
 	return ep, nil
+}
+
+// Probing an attached job's endpoints: each new endpoint first reads a
+// word of every MN's pool within probeTimeout, and is replaced, up to
+// probeTries times, when it cannot. On this host's libfabric 1.17 a
+// connection to a serve job's MN sometimes never completes (about one
+// job in thirty over tcp;ofi_rxm, more while another job computes), and
+// stalls the MN's other connections until the stuck one is closed; a job
+// that gives up on it after probeTimeout, and tries a new endpoint,
+// costs the others a stall shorter than their timeout.
+const (
+	probeTimeout = 2 * time.Second
+	probeTries   = 5
+)
+
+// newProbed is newEndpoint, probed when the network is attached.
+func (n *Network) newProbed() (verbs.Endpoint, error) {
+	var last error
+	for range probeTries {
+		v, err := n.newEndpoint()
+		if err != nil || !n.attached {
+			return v, err
+		}
+		ep := v.(*endpoint)
+		if last = n.probe(ep); last == nil {
+			return ep, nil
+		}
+		ep.closeDead = !strings.HasPrefix(n.provider, "shm")
+		ep.Close()
+	}
+	return nil, errors.Wrapf(last, "verbs: no endpoint of CN %d reached every MN of the pool within %v, %d times", n.w.Index, probeTimeout, probeTries)
+}
+
+// probe reads a word of every MN's pool through ep within probeTimeout.
+func (n *Network) probe(ep *endpoint) error {
+	b := make([]byte, 8*len(n.sizes))
+	for mn := range n.sizes {
+		a, err := verbs.MakeAddr(mn, 0)
+		if err == nil {
+			err = ep.Read(b[8*mn:8*mn+8], a)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	ep.probing = probeTimeout
+	defer func() { ep.probing = 0 }()
+	return ep.Flush()
 }
 
 // Close closes every endpoint, waits for every rank (collective) and then
