@@ -127,46 +127,44 @@ func (pl *poolLoad) claim(w *spmd.World) error {
 // its slot; every CN learns the bases.
 func (pl *poolLoad) place(w *spmd.World, needed []uint64) ([]uint64, error) {
 	base := make([]uint64, len(needed))
-	var err error
-	if c := pl.p.Client; c != nil {
-		err = func() error {
-			if err := c.Lock(lockWait); err != nil {
-				return err
-			}
-			defer c.Unlock()
-			ext, err := c.Alloc(needed)
-			if err != nil {
-				return err
-			}
-			for m, e := range ext {
-				base[m] = e.Off
-			}
-			pl.s.Ext = ext
-			return c.Put(pl.slot, pl.s)
-		}()
-	}
+	err := pl.update(func(c *pool.Client) error {
+		ext, err := c.Alloc(needed)
+		for m, e := range ext {
+			base[m] = e.Off
+		}
+		pl.s.Ext = ext
+		return err
+	})
 	return base, bcastWords(w, base, err)
+}
+
+// update changes the graph's slot under the catalogue's lock (rank 0;
+// nothing elsewhere): f allocates or sets what pl.s records, which is
+// then written whole.
+func (pl *poolLoad) update(f func(c *pool.Client) error) error {
+	c := pl.p.Client
+	if c == nil {
+		return nil
+	}
+	if err := c.Lock(lockWait); err != nil {
+		return err
+	}
+	defer c.Unlock()
+	if err := f(c); err != nil {
+		return err
+	}
+	return c.Put(pl.slot, pl.s)
 }
 
 // placeAux allocates the aux extent of n bytes; every CN learns it.
 func (pl *poolLoad) placeAux(w *spmd.World, n uint64) (pool.Extent, error) {
 	v := []uint64{0, 0}
-	var err error
-	if c := pl.p.Client; c != nil {
-		err = func() error {
-			if err := c.Lock(lockWait); err != nil {
-				return err
-			}
-			defer c.Unlock()
-			e, err := c.AllocAux(n)
-			if err != nil {
-				return err
-			}
-			pl.s.Aux = e
-			v[0], v[1] = uint64(e.MN), e.Off
-			return c.Put(pl.slot, pl.s)
-		}()
-	}
+	err := pl.update(func(c *pool.Client) error {
+		e, err := c.AllocAux(n)
+		pl.s.Aux = e
+		v[0], v[1] = uint64(e.MN), e.Off
+		return err
+	})
 	err = bcastWords(w, v, err)
 	return pool.Extent{MN: int(v[0]), Off: v[1], Len: n}, err
 }
@@ -185,16 +183,12 @@ func (pl *poolLoad) ready(vertices, edges uint64) error {
 		pl.alive = nil
 		pl.s.Lease = 0
 	}
-	if err := c.Lock(lockWait); err != nil {
-		return err
-	}
-	defer c.Unlock()
-	pl.s.State, pl.s.Vertices, pl.s.Edges = pool.Ready, vertices, edges
-	if err := c.Put(pl.slot, pl.s); err != nil {
-		return err
-	}
-	pl.done = true
-	return nil
+	err := pl.update(func(*pool.Client) error {
+		pl.s.State, pl.s.Vertices, pl.s.Edges = pool.Ready, vertices, edges
+		return nil
+	})
+	pl.done = err == nil
+	return err
 }
 
 // abandon frees the slot of a load that failed (rank 0, best effort: a

@@ -445,13 +445,9 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 
 	phase(phaseCompute)
 	// Phase 4: compute.
-	ecfg := cfg.Engine
-	ecfg.Program = alg.New(out.Params)
-	res, err := rank.Run(w, net, st, eps, puller, degrees, ecfg)
-	if err != nil {
+	if err := compute(w, net, st, eps, puller, degrees, &cfg, alg, out); err != nil {
 		return nil, err
 	}
-	out.Result, out.ComputeS = res, res.ComputeSeconds
 	closed = true
 	live.close()
 	err = net.Close()
@@ -467,6 +463,18 @@ func (cfg *Config) numMN(w *spmd.World) int {
 		return cfg.Pool.Net.NumMN()
 	}
 	return w.Roles.MN
+}
+
+// compute runs the kernel on the store (the last phase) into out.
+func compute(w *spmd.World, net verbs.Network, st *rank.Store, eps []verbs.Endpoint, puller verbs.Endpoint, degrees []uint32, cfg *Config, alg algo.Algorithm, out *Outcome) error {
+	ecfg := cfg.Engine
+	ecfg.Program = alg.New(out.Params)
+	res, err := rank.Run(w, net, st, eps, puller, degrees, ecfg)
+	if err != nil {
+		return err
+	}
+	out.Result, out.ComputeS = res, res.ComputeSeconds
+	return nil
 }
 
 // lookup is the algorithm a job runs: the caller's Kernel, or the

@@ -188,13 +188,9 @@ func runOnPool(w *spmd.World, cfg Config) (*Outcome, error) {
 	out.LoadS, out.Pooled, out.Recut = time.Since(t0).Seconds(), cfg.Pool.Name, pr.recut
 
 	phase(phaseCompute)
-	ecfg := cfg.Engine
-	ecfg.Program = alg.New(out.Params)
-	res, err := rank.Run(w, net, stor, eps, puller, degrees, ecfg)
-	if err != nil {
+	if err := compute(w, net, stor, eps, puller, degrees, &cfg, alg, out); err != nil {
 		return nil, err
 	}
-	out.Result, out.ComputeS = res, res.ComputeSeconds
 	if w.Rank() == 0 {
 		err = pr.release()
 	}

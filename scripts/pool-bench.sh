@@ -4,7 +4,7 @@
 # BFS against a one-job run. Rounds interleaved. Environment: FAB (serve
 # provider, tcp), MEM (--mn-mem, 4GiB), ROUNDS ("1 2 3"), G (kron:22).
 set -u
-cd /work/main
+cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 D=${D:-./dmg}
 mkdir -p /tmp/m13
