@@ -12,7 +12,7 @@ export PATH := $(PATH):/usr/local/go/bin:$(HOME)/go/bin
 BIN        := ./dmg
 NP         ?= 4
 ROLES      ?= cn:2,mn:2
-FUZZTIME   ?= 3s
+FUZZTIME   ?= 2s
 VERSION    ?= $(shell git describe --always --dirty --tags 2>/dev/null || echo devel)
 
 # Open MPI refuses root and more ranks than cores unless told; keep it quiet

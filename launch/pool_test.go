@@ -557,7 +557,7 @@ func TestPoolLeases(t *testing.T) {
 	t.Run("held", func(t *testing.T) {
 		s := startServe(t, 2)
 		s.load(t, 2, "g", graph)
-		h := s.startHolder(t, "g", 500)
+		h := s.startHolder(t, "g", 200)
 		pause := func(sig syscall.Signal) {
 			for _, pid := range sessionPIDs(h.cmd.Process.Pid) {
 				syscall.Kill(pid, sig)
@@ -580,10 +580,10 @@ func TestPoolLeases(t *testing.T) {
 		}
 		// --wait: the run connects, waits for the holder and then computes.
 		out := filepath.Join(t.TempDir(), "wait.out")
-		w := startMPI(t, 60*time.Second, 2, "--roles", "cn:2", "run", "--pool-file", s.path, "--name", "g", "--algo", "bfs", "--out", out, "--wait", "30s")
+		w := startMPI(t, 120*time.Second, 2, "--roles", "cn:2", "run", "--pool-file", s.path, "--name", "g", "--algo", "bfs", "--out", out, "--wait", "90s")
 		time.Sleep(2 * time.Second)
 		pause(syscall.SIGCONT)
-		if !h.wait(40 * time.Second) {
+		if !h.wait(90 * time.Second) {
 			t.Fatalf("holder still running: %s", h)
 		}
 		if h.code != 0 {
@@ -592,7 +592,7 @@ func TestPoolLeases(t *testing.T) {
 		<-w.done
 		t.Logf("holder ran %v; the --wait run %v", h.elapsed.Round(time.Millisecond), w.elapsed.Round(time.Millisecond))
 		if w.code != 0 {
-			t.Fatalf("a run with --wait 30s on a held graph: %s", w)
+			t.Fatalf("a run with --wait 90s on a held graph: %s", w)
 		}
 		if !h.endedBefore(w) {
 			t.Errorf("the --wait run ended before the holder did")
