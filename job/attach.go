@@ -95,31 +95,30 @@ func (pl *poolLoad) claim(w *spmd.World) error {
 	if c == nil {
 		return nil
 	}
-	if err := c.Lock(lockWait); err != nil {
-		return err
-	}
-	defer c.Unlock()
-	if _, s, ok, err := c.Find(pl.p.Name); err != nil {
-		return err
-	} else if ok && !pl.view {
-		return &rank.ParamError{Msg: fmt.Sprintf("graph %q is already in the pool (%s, %s edges); drop it first with `dmg ls --pool-file PATH --drop %s`",
-			pl.p.Name, s.State, humanize.Comma(int64(s.Edges)), pl.p.Name)}
-	}
-	i, err := c.FreeSlot()
+	err := pl.update(func(c *pool.Client) error {
+		if _, s, ok, err := c.Find(pl.p.Name); err != nil {
+			return err
+		} else if ok && !pl.view {
+			return &rank.ParamError{Msg: fmt.Sprintf("graph %q is already in the pool (%s, %s edges); drop it first with `dmg ls --pool-file PATH --drop %s`",
+				pl.p.Name, s.State, humanize.Comma(int64(s.Edges)), pl.p.Name)}
+		}
+		i, err := c.FreeSlot()
+		if err != nil {
+			return err
+		}
+		now := uint64(time.Now().UnixMilli())
+		pl.slot = i
+		pl.s = pool.Slot{State: pool.Loading, Lease: c.ID(), Beat: now, Created: now, Name: pl.p.Name, Graph: -1, CNs: w.Roles.CN}
+		return nil
+	})
 	if err != nil {
-		return err
-	}
-	now := uint64(time.Now().UnixMilli())
-	pl.slot = i
-	pl.s = pool.Slot{State: pool.Loading, Lease: c.ID(), Beat: now, Created: now, Name: pl.p.Name, Graph: -1, CNs: w.Roles.CN}
-	if err := c.Put(i, pl.s); err != nil {
 		return err
 	}
 	ep, err := pl.p.Net.NewEndpoint()
 	if err != nil {
 		return err
 	}
-	pl.alive = pool.KeepAlive(ep, i, c.ID(), pool.BeatEvery)
+	pl.alive = pool.KeepAlive(ep, pl.slot, c.ID(), pool.BeatEvery)
 	return nil
 }
 
