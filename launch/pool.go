@@ -76,6 +76,7 @@ func serveBody(j *Job, sf *serveFlags) error {
 		return err
 	}
 	sig := j.intr.takeOver()
+	rxmAutoProgress()
 	net, err := fabric.Open(j.World, verbs.Config{PoolBytes: size, Provider: sf.fabric, Stuck: j.stalled})
 	if err := j.Agree(err); err != nil {
 		return err
@@ -208,6 +209,7 @@ func attach(j *Job, path string, timeout time.Duration) (*attached, error) {
 	if j.cluster == nil {
 		j.intr.addPeers(mns)
 	}
+	rxmAutoProgress()
 	net, err := fabric.Attach(j.World, f.Provider, poolAddrs(f), verbs.Config{Timeout: timeout, Stuck: j.stalled})
 	if err := j.Agree(err); err != nil {
 		return nil, err
@@ -353,6 +355,7 @@ func attachAlone(j *Job, path string, timeout time.Duration) (*attached, error) 
 	if err := stale(f, path); err != nil {
 		return nil, err
 	}
+	rxmAutoProgress()
 	net, err := fabric.Attach(j.World, f.Provider, poolAddrs(f), verbs.Config{Timeout: timeout, Stuck: func(msg string) {
 		fmt.Fprintf(os.Stderr, "dmg: %s\n", msg)
 		os.Exit(ExitFailure)
@@ -521,4 +524,18 @@ func stale(f *pool.File, path string) error {
 		}
 	}
 	return nil
+}
+
+// rxmAutoProgress asks libfabric's rxm utility provider (tcp;ofi_rxm,
+// verbs;ofi_rxm) for its progress thread, unless the user chose: a pool's
+// MNs take connections from jobs that come and go while others compute,
+// and with manual progress a connection that arrived during traffic
+// stalled the MN for ten seconds or more on libfabric 1.17 (6 of 9
+// PageRank runs failed with eight dmg ls at their start; none with the
+// thread). It must be set before the process's first libfabric call.
+func rxmAutoProgress() {
+	const v = "FI_OFI_RXM_DATA_AUTO_PROGRESS"
+	if _, set := os.LookupEnv(v); !set {
+		os.Setenv(v, "1")
+	}
 }

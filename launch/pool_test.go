@@ -549,11 +549,11 @@ func TestPoolLeases(t *testing.T) {
 	want := oneJob(t, 2, graph, "bfs")
 
 	// The holder is paused (SIGSTOP) while another job connects to the
-	// pool: on this host's libfabric 1.17 a connection that arrives at a
-	// serve job's MN while another job's traffic flows can stall the MN
-	// for ten seconds or more, failing that job's fabric wait (a known
-	// issue, docs/design.md); the lease is what this test is about. A
-	// pause of a few seconds leaves the holder's lease fresh (10 s).
+	// pool: under rxm's manual progress a connection that arrived at a
+	// serve job's MN during another job's traffic stalled the MN (now
+	// avoided with rxm's progress thread, docs/design.md); the lease is
+	// what this test is about. A pause of a few seconds leaves the
+	// holder's lease fresh (10 s).
 	t.Run("held", func(t *testing.T) {
 		s := startServe(t, 2)
 		s.load(t, 2, "g", graph)
