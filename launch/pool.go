@@ -46,7 +46,7 @@ SIGINT or dmg stop --pool-file PATH, and removes the pool file.`,
 	}
 	c.Flags().StringVar(&sf.poolFile, "pool-file", "", "where to write the pool file (`PATH`; required)")
 	c.Flags().StringVar(&sf.mnMem, "mn-mem", "1GiB", "pool size of each memory node (`SIZE`, e.g. 8GiB)")
-	c.Flags().StringVar(&sf.fabric, "fabric", "tcp", "libfabric provider (tcp, verbs, efa, cxi, shm); shm is faster on one host but libfabric 1.17's shm cannot survive a compute process killed in mid-operation: its queue lock stays held and the pool stops answering")
+	c.Flags().StringVar(&sf.fabric, "fabric", "", "libfabric provider (shm, tcp, verbs, efa, cxi); default shm when the serve job is on one host, else tcp. Only jobs on the pool's host attach to a shm pool; on libfabric 1.17 a shm pool does not survive a compute process killed in mid-operation (its queue lock stays held), and over tcp a job that connects while another computes can stall the running job's connections (docs/design.md)")
 	return c
 }
 
@@ -166,9 +166,10 @@ func checkPoolFile(path string) error {
 // attached is a job's handle on a served pool: its network, and rank 0's
 // catalogue client on an endpoint of its own.
 type attached struct {
-	net verbs.Network
-	ep  verbs.Endpoint
-	c   *pool.Client
+	net   verbs.Network
+	ep    verbs.Endpoint
+	c     *pool.Client
+	watch chan struct{} // closed to stop watchMNs
 }
 
 // attach reads the pool file (rank 0, which sends it to the others) and
@@ -214,7 +215,8 @@ func attach(j *Job, path string, timeout time.Duration) (*attached, error) {
 	if err := j.Agree(err); err != nil {
 		return nil, err
 	}
-	a := &attached{net: net}
+	a := &attached{net: net, watch: make(chan struct{})}
+	go watchMNs(f, j.stalled, a.watch)
 	if j.IsRoot() {
 		if a.ep, err = net.NewEndpoint(); err == nil {
 			a.c, err = pool.Connect(a.ep, f, path)
@@ -232,10 +234,41 @@ func (a *attached) close() error {
 	if a == nil {
 		return nil
 	}
+	if a.watch != nil {
+		close(a.watch)
+	}
 	if a.ep != nil {
 		a.ep.Close()
 	}
 	return a.net.Close()
+}
+
+// mnWatchEvery is how often an attached job looks for its pool's MN
+// processes on its host.
+const mnWatchEvery = 250 * time.Millisecond
+
+// watchMNs ends the job, naming the MN, when a process of the pool on
+// this host dies: over shm nothing else tells a CN (a dead MN's queue just
+// stops answering, and the fabric's wait runs to its timeout), and over
+// tcp it names the MN sooner than the socket's error does. MNs on other
+// hosts fail the fabric's operations instead.
+func watchMNs(f *pool.File, stalled func(string), stop <-chan struct{}) {
+	host := hostname()
+	t := time.NewTicker(mnWatchEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		for m, mn := range f.MNs {
+			if mn.Host == host && mn.PID > 0 && gone(mn.PID) {
+				stalled(fmt.Sprintf("mn %d of the pool (pid %d on %s) died; the pool is gone (start dmg serve again)", m, mn.PID, host))
+				return
+			}
+		}
+	}
 }
 
 // jobPool is the served pool a run or load works on, from its flags (nil
@@ -513,12 +546,16 @@ func poolDecides(flag string) string {
 	return "the pool holds the graph as its load read it (load it again under another name to change that)"
 }
 
-// stale refuses a pool file whose MNs on this host have exited: its serve
-// job has ended (or was killed, leaving the file). MNs on other hosts are
-// found gone when the fabric cannot reach them.
+// stale refuses a pool file whose MNs on this host have exited (its serve
+// job has ended, or was killed, leaving the file), or that serves over
+// shm on another host. MNs on other hosts are found gone when the fabric
+// cannot reach them.
 func stale(f *pool.File, path string) error {
 	host := hostname()
 	for m, mn := range f.MNs {
+		if f.Provider == "shm" && mn.Host != host {
+			return &pool.FileError{Path: path, Msg: fmt.Sprintf("its pool is served over shm on %s (MN %d); a job on %s cannot reach it: run the job there, or serve the pool with --fabric tcp (or verbs, efa, cxi)", mn.Host, m, host)}
+		}
 		if mn.Host == host && mn.PID > 0 && gone(mn.PID) {
 			return &pool.FileError{Path: path, Msg: fmt.Sprintf("its pool is gone: MN %d (pid %d on %s) has exited; start `dmg serve --pool-file %s` again", m, mn.PID, host, path)}
 		}
@@ -528,11 +565,12 @@ func stale(f *pool.File, path string) error {
 
 // rxmAutoProgress asks libfabric's rxm utility provider (tcp;ofi_rxm,
 // verbs;ofi_rxm) for its progress thread, unless the user chose: a pool's
-// MNs take connections from jobs that come and go while others compute,
-// and with manual progress a connection that arrived during traffic
-// stalled the MN for ten seconds or more on libfabric 1.17 (6 of 9
-// PageRank runs failed with eight dmg ls at their start; none with the
-// thread). It must be set before the process's first libfabric call.
+// MNs take connections from jobs that come and go while others compute.
+// On libfabric 1.17 it cures connections from short-lived processes
+// stalling a computing job (6 of 9 PageRank runs failed with eight dmg ls
+// at their start under manual progress, none of 21 with the thread), not
+// a whole job connecting (docs/design.md). It must be set before the
+// process's first libfabric call.
 func rxmAutoProgress() {
 	const v = "FI_OFI_RXM_DATA_AUTO_PROGRESS"
 	if _, set := os.LookupEnv(v); !set {
