@@ -563,14 +563,15 @@ func stale(f *pool.File, path string) error {
 	return nil
 }
 
-// rxmAutoProgress asks libfabric's rxm utility provider (tcp;ofi_rxm,
-// verbs;ofi_rxm) for its progress thread, unless the user chose: a pool's
-// MNs take connections from jobs that come and go while others compute.
-// On libfabric 1.17 it cures connections from short-lived processes
-// stalling a computing job (6 of 9 PageRank runs failed with eight dmg ls
-// at their start under manual progress, none of 21 with the thread), not
-// a whole job connecting (docs/design.md). It must be set before the
-// process's first libfabric call.
+// rxmAutoProgress sets FI_OFI_RXM_DATA_AUTO_PROGRESS=1 for libfabric's rxm
+// utility provider (tcp;ofi_rxm, verbs;ofi_rxm), unless the user chose: a
+// pool's MNs take connections from jobs that come and go while others
+// compute. On libfabric 1.17 it cures connections from short-lived
+// processes stalling a computing job (6 of 9 PageRank runs failed with
+// eight dmg ls at their start without it, none of 21 with it), not a whole
+// job connecting (docs/design.md): rxm's threads then leave connections
+// to the progress loop. It must be set before the process's first
+// libfabric call.
 func rxmAutoProgress() {
 	const v = "FI_OFI_RXM_DATA_AUTO_PROGRESS"
 	if _, set := os.LookupEnv(v); !set {
