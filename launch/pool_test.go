@@ -890,7 +890,7 @@ func TestPoolRecut(t *testing.T) {
 		algos []string
 	}{
 		{"d", []string{"--graph", "kron:12"}, []string{"bfs", "pagerank"}},
-		{"u", []string{"--graph", wel, "--undirected", "--weighted"}, []string{"wcc"}},
+		{"u", []string{"--graph", wel, "--undirected", "--weighted"}, []string{"sssp", "wcc", "cdlp", "lcc"}},
 	}
 	for _, g := range graphs {
 		s.load(t, 2, g.name, g.graph)

@@ -2,7 +2,7 @@
 # Issue 13 measurement: kron:22, a serve job of 2 MNs; load with cn:2,
 # attach with cn:2 (same count) and cn:1 / cn:3 (a new cut), PageRank and
 # BFS against a one-job run. Rounds interleaved. Environment: FAB (serve
-# provider, tcp), MEM (--mn-mem, 4GiB), ROUNDS ("1 2 3"), G (kron:22).
+# provider; default: serve's choice, shm on one host), MEM (--mn-mem, 4GiB), ROUNDS ("1 2 3"), G (kron:22).
 set -u
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -11,7 +11,7 @@ mkdir -p /tmp/m13
 G=${G:-kron:22}
 P=/tmp/m13/pool.json
 rm -f $P
-mpirun -np 2 $D --roles mn:2 serve --pool-file $P --mn-mem ${MEM:-4GiB} --fabric ${FAB:-tcp} > /tmp/m13/serve.log 2>&1 &
+mpirun -np 2 $D --roles mn:2 serve --pool-file $P --mn-mem ${MEM:-4GiB} ${FAB:+--fabric $FAB} > /tmp/m13/serve.log 2>&1 &
 until [ -f $P ]; do sleep 0.2; done
 t() { grep -o '"load_s": [0-9.e-]*\|"compute_s": [0-9.e-]*' $1 | tr '\n' ' '; echo; }
 for r in ${ROUNDS:-1 2 3}; do
