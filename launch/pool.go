@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -216,7 +217,7 @@ func attach(j *Job, path string, timeout time.Duration) (*attached, error) {
 		return nil, err
 	}
 	a := &attached{net: net, watch: make(chan struct{})}
-	go watchMNs(f, j.stalled, a.watch)
+	go watchMNs(mns, j.stalled, a.watch)
 	if j.IsRoot() {
 		if a.ep, err = net.NewEndpoint(); err == nil {
 			a.c, err = pool.Connect(a.ep, f, path)
@@ -247,12 +248,12 @@ func (a *attached) close() error {
 // processes on its host.
 const mnWatchEvery = 250 * time.Millisecond
 
-// watchMNs ends the job, naming the MN, when a process of the pool on
-// this host dies: over shm nothing else tells a CN (a dead MN's queue just
-// stops answering, and the fabric's wait runs to its timeout), and over
-// tcp it names the MN sooner than the socket's error does. MNs on other
-// hosts fail the fabric's operations instead.
-func watchMNs(f *pool.File, stalled func(string), stop <-chan struct{}) {
+// watchMNs ends the job, naming the MN (deadPeers), when a process of the
+// pool on this host dies: over shm nothing else tells a CN (a dead MN's
+// queue just stops answering, and the fabric's wait runs to its timeout),
+// and over tcp it names the MN sooner than the socket's error does. MNs on
+// other hosts fail the fabric's operations instead.
+func watchMNs(mns []rankInfo, stalled func(string), stop <-chan struct{}) {
 	host := hostname()
 	t := time.NewTicker(mnWatchEvery)
 	defer t.Stop()
@@ -262,11 +263,9 @@ func watchMNs(f *pool.File, stalled func(string), stop <-chan struct{}) {
 			return
 		case <-t.C:
 		}
-		for m, mn := range f.MNs {
-			if mn.Host == host && mn.PID > 0 && gone(mn.PID) {
-				stalled(fmt.Sprintf("mn %d of the pool (pid %d on %s) died; the pool is gone (start dmg serve again)", m, mn.PID, host))
-				return
-			}
+		if dead := deadPeers(host, mns); len(dead) > 0 {
+			stalled(strings.Join(dead, ", ") + " died; the pool is gone (start dmg serve again)")
+			return
 		}
 	}
 }
