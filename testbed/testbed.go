@@ -1,0 +1,188 @@
+package testbed
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Bed is a running test bed of emulated hosts.
+type Bed struct {
+	script string
+	n      int
+}
+
+var (
+	mu     sync.Mutex
+	shared *Bed
+)
+
+// script is scripts/testbed.sh of this checkout.
+func script() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "scripts", "testbed.sh")
+}
+
+// Available says whether hosts can be made here, and if not, why.
+func Available() (bool, string) {
+	out, err := exec.Command(script(), "check").CombinedOutput()
+	if err != nil {
+		return false, strings.TrimSpace(string(out))
+	}
+	return true, ""
+}
+
+// Shared brings up (once per test binary) a test bed of at least n hosts
+// and returns it; Teardown removes it. Where hosts cannot be made, the test
+// skips with the reason, unless CI is set: there it fails, since nothing in
+// CI may skip silently.
+func Shared(t testing.TB, n int) *Bed {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("test bed of emulated hosts: not with -short")
+	}
+	if ok, why := Available(); !ok {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s (CI must run the tests across hosts)", why)
+		}
+		t.Skip(why)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if shared == nil || shared.n < n {
+		out, err := exec.Command(script(), "up", strconv.Itoa(n)).CombinedOutput()
+		if err != nil {
+			t.Fatalf("testbed up %d: %v\n%s", n, err, out)
+		}
+		shared = &Bed{script: script(), n: n}
+	}
+	// A host killed by an earlier test comes back; a cut link is healed.
+	for i := 1; i <= shared.n; i++ {
+		if out, err := exec.Command(script(), "heal", shared.Host(i)).CombinedOutput(); err != nil {
+			t.Fatalf("testbed heal: %v\n%s", err, out)
+		}
+	}
+	if out, err := exec.Command(script(), "up", strconv.Itoa(shared.n)).CombinedOutput(); err != nil {
+		t.Fatalf("testbed up %d: %v\n%s", shared.n, err, out)
+	}
+	return shared
+}
+
+// Teardown removes the shared test bed, if one was brought up (call it
+// from TestMain after the tests).
+func Teardown() {
+	mu.Lock()
+	defer mu.Unlock()
+	if shared != nil {
+		exec.Command(script(), "down").Run()
+		shared = nil
+	}
+}
+
+// Host is the name of host i (1-based).
+func (b *Bed) Host(i int) string { return fmt.Sprintf("dmg%s-h%d", id(), i) }
+
+// Hosts lists hosts 1..k, comma-separated (for mpirun --host).
+func (b *Bed) Hosts(k int) string {
+	h := make([]string, k)
+	for i := range h {
+		h[i] = b.Host(i + 1)
+	}
+	return strings.Join(h, ",")
+}
+
+func id() string {
+	if v := os.Getenv("DMG_TESTBED_ID"); v != "" {
+		return v
+	}
+	return "1"
+}
+
+// Script is the path of scripts/testbed.sh.
+func (b *Bed) Script() string { return b.script }
+
+// Mpirun is `testbed.sh mpirun args...`: mpirun over the hosts, with
+// the environment Open MPI needs here (root, oversubscription).
+func (b *Bed) Mpirun(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, b.script, append([]string{"mpirun"}, args...)...)
+	cmd.Env = append(os.Environ(), "OMPI_MCA_orte_execute_quiet=1")
+	return cmd
+}
+
+// Exec runs a shell command on host h and returns its combined output.
+func (b *Bed) Exec(h, command string) (string, error) {
+	out, err := exec.Command(b.script, "exec", h, command).CombinedOutput()
+	return string(out), err
+}
+
+// Cut takes host h's link down; Heal brings it back.
+func (b *Bed) Cut(h string) error  { return b.do("cut", h) }
+func (b *Bed) Heal(h string) error { return b.do("heal", h) }
+
+// Kill kills host h: every process in its PID namespace. Shared brings it
+// back for the next test.
+func (b *Bed) Kill(h string) error { return b.do("kill", h) }
+
+func (b *Bed) do(verb, h string) error {
+	if out, err := exec.Command(b.script, verb, h).CombinedOutput(); err != nil {
+		return fmt.Errorf("testbed %s %s: %v: %s", verb, h, err, out)
+	}
+	return nil
+}
+
+// Procs lists what runs on host h, beyond its init: "pid command" lines
+// of live (not zombie) processes.
+func (b *Bed) Procs(h string) []string {
+	out, _ := exec.Command(b.script, "pids", h).Output()
+	var procs []string
+	for _, f := range strings.Fields(string(out)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < 0 || end+2 >= len(s) {
+			continue
+		}
+		comm, state := s[open+1:end], s[end+2]
+		if state == 'Z' || comm == "unshare" || comm == "dmg-testbed-ini" || comm == "perl" {
+			continue
+		}
+		procs = append(procs, fmt.Sprintf("%d %s", pid, comm))
+	}
+	return procs
+}
+
+// PidOf finds the pid, as this machine sees it, of the process on host h
+// whose command line contains every word of match.
+func (b *Bed) PidOf(h string, match ...string) int {
+	out, _ := exec.Command(b.script, "pids", h).Output()
+	for _, f := range strings.Fields(string(out)) {
+		cmdline, err := os.ReadFile("/proc/" + f + "/cmdline")
+		if err != nil {
+			continue
+		}
+		c := strings.ReplaceAll(string(cmdline), "\x00", " ")
+		all := true
+		for _, m := range match {
+			all = all && strings.Contains(c, m)
+		}
+		if all {
+			pid, _ := strconv.Atoi(f)
+			return pid
+		}
+	}
+	return 0
+}
