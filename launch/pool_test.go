@@ -93,10 +93,18 @@ func startMPI(t *testing.T, limit time.Duration, np int, args ...string) *mpiPro
 	if testing.Short() {
 		t.Skip("mpirun integration test")
 	}
+	return startLauncher(t, limit, []string{mpitest.Mpirun(t), "-np", strconv.Itoa(np)}, mpitest.Env(), args...)
+}
+
+// startLauncher starts launcher... dmg args..., bounded by limit, in a
+// session of its own with env added; the test's cleanup kills whatever is
+// left of it on this host.
+func startLauncher(t *testing.T, limit time.Duration, launcher, env []string, args ...string) *mpiProc {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	full := append([]string{"-np", strconv.Itoa(np), dmgBin(t)}, args...)
-	cmd := exec.CommandContext(ctx, mpitest.Mpirun(t), full...)
-	cmd.Env = append(os.Environ(), mpitest.Env()...)
+	full := append(append(launcher[1:len(launcher):len(launcher)], dmgBin(t)), args...)
+	cmd := exec.CommandContext(ctx, launcher[0], full...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	p := &mpiProc{cmd: cmd, out: &syncBuffer{}, err: &syncBuffer{}, done: make(chan struct{}), args: args}
 	cmd.Stdout, cmd.Stderr = p.out, p.err
@@ -187,7 +195,11 @@ type served struct {
 	path string
 	p    *mpiProc
 	file *pool.File
+	job  jobFunc // how load and run start their jobs (mpi unless set)
 }
+
+// jobFunc runs a job of np ranks to its end (at most limit).
+type jobFunc func(t *testing.T, limit time.Duration, np int, args ...string) *mpiProc
 
 // startServe starts a serve job of mns memory nodes with its own pool
 // file and waits (30 s at most) for the file and the ready line.
@@ -195,7 +207,13 @@ func startServe(t *testing.T, mns int, extra ...string) *served {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "pool.json")
 	args := append([]string{"--roles", fmt.Sprintf("mn:%d", mns), "serve", "--pool-file", path, "--mn-mem", "256MiB"}, extra...)
-	p := startMPI(t, 10*time.Minute, mns, args...)
+	return waitServe(t, path, startMPI(t, 10*time.Minute, mns, args...), mns)
+}
+
+// waitServe waits (30 s at most) for serve job p's pool file and ready
+// line, and checks them.
+func waitServe(t *testing.T, path string, p *mpiProc, mns int) *served {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		_, err := os.Stat(path)
@@ -229,14 +247,14 @@ func startServe(t *testing.T, mns int, extra ...string) *served {
 	if len(f.MNs) != mns {
 		t.Fatalf("pool file lists %d MNs, want %d", len(f.MNs), mns)
 	}
-	return &served{path: path, p: p, file: f}
+	return &served{path: path, p: p, file: f, job: mpi}
 }
 
 // load stores a graph in the pool with a job of cn compute nodes.
 func (s *served) load(t *testing.T, cn int, name string, graph []string) {
 	t.Helper()
 	args := append([]string{"--roles", fmt.Sprintf("cn:%d", cn), "load", "--pool-file", s.path, "--name", name}, graph...)
-	p := mpi(t, 60*time.Second, cn, args...)
+	p := s.job(t, 60*time.Second, cn, args...)
 	if p.code != 0 || !strings.Contains(p.out.String(), "DMG load ") {
 		t.Fatalf("load %q: %s", name, p)
 	}
@@ -248,7 +266,7 @@ func (s *served) run(t *testing.T, cn int, name, algo string, extra ...string) (
 	t.Helper()
 	out := filepath.Join(t.TempDir(), fmt.Sprintf("%s-%s-cn%d.out", name, algo, cn))
 	args := append([]string{"--roles", fmt.Sprintf("cn:%d", cn), "run", "--pool-file", s.path, "--name", name, "--algo", algo, "--out", out}, extra...)
-	p := mpi(t, 40*time.Second, cn, args...)
+	p := s.job(t, 40*time.Second, cn, args...)
 	if p.code != 0 {
 		return nil, p
 	}

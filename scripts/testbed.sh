@@ -9,6 +9,7 @@
 #   testbed.sh cut HOST           takes HOST's link down (a partition); heal HOST brings it back
 #   testbed.sh kill HOST          kills HOST: every process in its PID namespace (up brings it back)
 #   testbed.sh pids HOST          the process ids, as this machine sees them, of what runs on HOST
+#   testbed.sh reset              every host up, linked, and running nothing but its init (between tests)
 #   testbed.sh check              exits 0 when hosts can be made here, else prints why and exits 3
 #
 # A host is a set of Linux namespaces held by one process (its init, pid 1 inside):
@@ -154,11 +155,33 @@ pids() {
       [ "$(readlink "$d/ns/pid" 2>/dev/null)" = "$ns" ] && [ "${d#/proc/}" != "$p" ] && echo "${d#/proc/}"
     done
   fi
-  ip netns pids "$h" 2>/dev/null | grep -vx "${p:-none}" || true
+  # and what entered only its network (none of DMG's doing; listed so that nothing hides)
+  for p in $(ip netns pids "$h" 2>/dev/null); do
+    [ -d "/proc/$p" ] && [ "$(readlink "/proc/$p/ns/pid")" = "$(readlink /proc/self/ns/pid)" ] \
+      && [ "$(cat "/proc/$p/comm")" != unshare ] && echo "$p"
+  done
+  return 0
+}
+
+# reset: heal every link, bring back killed hosts, end what runs on them.
+reset() {
+  local h i p ip
+  [ -f "$STATE/hostfile" ] || die "no test bed: run 'testbed.sh up N' first"
+  for h in $(awk '{print $1}' "$STATE/hostfile"); do
+    i=${h#"$PREFIX"}
+    ip link set "$VETH$i" up
+    p=$(init "$h")
+    if [ -z "$p" ]; then up_host "$h"; continue; fi
+    for ip in $(pids "$h"); do
+      [ "$(readlink "/proc/$ip/ns/pid" 2>/dev/null)" = "$(readlink "/proc/$p/ns/pid")" ] && kill -9 "$ip" 2>/dev/null
+    done
+  done
+  return 0
 }
 
 case ${1:-} in
   check) check ;;
+  reset) reset ;;
   up) up "${2:-4}" ;;
   down) down ;;
   hosts) seq "${2:?hosts K}" | sed "s/^/$PREFIX/" | paste -sd, ;;

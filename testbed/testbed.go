@@ -63,14 +63,10 @@ func Shared(t testing.TB, n int) *Bed {
 		}
 		shared = &Bed{script: script(), n: n}
 	}
-	// A host killed by an earlier test comes back; a cut link is healed.
-	for i := 1; i <= shared.n; i++ {
-		if out, err := exec.Command(script(), "heal", shared.Host(i)).CombinedOutput(); err != nil {
-			t.Fatalf("testbed heal: %v\n%s", err, out)
-		}
-	}
-	if out, err := exec.Command(script(), "up", strconv.Itoa(shared.n)).CombinedOutput(); err != nil {
-		t.Fatalf("testbed up %d: %v\n%s", shared.n, err, out)
+	// A host killed by an earlier test comes back, a cut link is healed,
+	// what an earlier test left running ends.
+	if out, err := exec.Command(script(), "reset").CombinedOutput(); err != nil {
+		t.Fatalf("testbed reset: %v\n%s", err, out)
 	}
 	return shared
 }
