@@ -64,6 +64,9 @@ type Config struct {
 	// is reported to Stalled (once), which ends the job.
 	PeerTimeout time.Duration
 	Stalled     func(msg string)
+	// RankName, if set, names a rank in Stalled's message ("rank R (cn I
+	// on HOST)"); the default leaves out the host.
+	RankName func(rank int) string
 	// NoStage makes every CN read the whole input, as for inputs that
 	// cannot be staged, instead of each its byte range of a text edge
 	// list with the edges meeting their owners in DM (csr.OpenStaged).
@@ -364,7 +367,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 				ep.Close()
 			}
 		} else {
-			live = startLiveness(w, net, leps, cfg.PeerTimeout, phaseNames[:], cfg.Stalled)
+			live = startLiveness(w, net, leps, cfg.PeerTimeout, phaseNames[:], cfg.Stalled, cfg.RankName)
 			live.setPhase(cur)
 		}
 	}

@@ -60,7 +60,8 @@ type liveness struct {
 	eps     []verbs.Endpoint // CN: one per MN, so a stalled MN holds up only its own
 	timeout time.Duration
 	stalled func(msg string)
-	phases  []string // names by phase index
+	name    func(rank int) string // "rank R (role I on HOST)"
+	phases  []string              // names by phase index
 	phase   atomic.Uint32
 	stop    chan struct{}
 	once    sync.Once
@@ -73,8 +74,14 @@ type liveness struct {
 
 // startLiveness starts the heartbeat and the watcher (timeout > 0). A CN
 // passes one endpoint per MN.
-func startLiveness(w *spmd.World, net verbs.Network, eps []verbs.Endpoint, timeout time.Duration, phases []string, stalled func(string)) *liveness {
-	l := &liveness{w: w, net: net, eps: eps, timeout: timeout, stalled: stalled, phases: phases, stop: make(chan struct{}),
+func startLiveness(w *spmd.World, net verbs.Network, eps []verbs.Endpoint, timeout time.Duration, phases []string, stalled func(string), name func(int) string) *liveness {
+	if name == nil {
+		name = func(r int) string {
+			role, idx := w.Roles.Of(r)
+			return fmt.Sprintf("rank %d (%s %d)", r, role, idx)
+		}
+	}
+	l := &liveness{w: w, net: net, eps: eps, timeout: timeout, stalled: stalled, name: name, phases: phases, stop: make(chan struct{}),
 		words: make([]uint64, w.Roles.Size()), reply: make([]time.Time, w.Roles.MN)}
 	now := time.Now()
 	for m := range l.reply {
@@ -241,12 +248,12 @@ func (l *liveness) run() {
 				continue
 			}
 			if d := now.Sub(seen[r]); d > l.timeout {
-				out = append(out, fmt.Sprintf("rank %d (%s %d) has not moved for %.0fs, last seen %s", r, role, idx, d.Seconds(), l.phaseName(v>>56)))
+				out = append(out, fmt.Sprintf("%s has not moved for %.0fs, last seen %s", l.name(r), d.Seconds(), l.phaseName(v>>56)))
 			}
 		}
 		for i, m := range quiet {
 			r := l.w.Roles.RankOf(spmd.MN, m)
-			out = append(out, fmt.Sprintf("rank %d (mn %d) has not answered for %.0fs, last seen %s", r, m, silent[i].Seconds(), l.phaseName(view[r]>>56)))
+			out = append(out, fmt.Sprintf("%s has not answered for %.0fs, last seen %s", l.name(r), silent[i].Seconds(), l.phaseName(view[r]>>56)))
 		}
 		if len(out) > 0 {
 			l.stalled("peers stalled: " + strings.Join(out, "; ") + fmt.Sprintf(" (--peer-timeout %v)", l.timeout))

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/heartbeat"
 	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/dmg-hpc/dmg/verbs/memfab"
 	"github.com/pkg/errors"
@@ -103,6 +104,8 @@ type Job struct {
 	// stallOnce lets one watch, this or the heartbeats', end the job.
 	watch     *stoppedWatch
 	stallOnce sync.Once
+	// beacon hears the ranks on other hosts (peers.go; nil: in-process).
+	beacon *heartbeat.Beacon
 }
 
 // HostCNs is the number of compute nodes that share this rank's host.
@@ -159,7 +162,15 @@ func (j *Job) endStalled(msg string, delay time.Duration) {
 // gatherRanks learns where every rank runs (rank, role, host, pid, cores),
 // for HostCNs, `dmg info` and the interrupt handler.
 func (j *Job) gatherRanks() error {
-	me := rankInfo{Rank: j.Rank(), Role: j.Role.String(), Index: j.Index, Host: hostname(), PID: os.Getpid(), Cores: runtime.NumCPU()}
+	me := gathered{rankInfo: rankInfo{Rank: j.Rank(), Role: j.Role.String(), Index: j.Index, Host: hostname(), PID: os.Getpid(), Cores: runtime.NumCPU()}}
+	var b *heartbeat.Beacon
+	if j.cluster == nil { // under a launcher: hear the ranks on other hosts
+		var err error
+		if b, err = heartbeat.Listen(); err != nil {
+			return err
+		}
+		me.Beacon, me.Token = b.Addrs(), newToken()
+	}
 	blob, err := json.Marshal(me)
 	if err != nil {
 		return errors.Wrap(err, "launch: encoding rank info")
@@ -168,14 +179,19 @@ func (j *Job) gatherRanks() error {
 	if err != nil {
 		return errors.Wrap(err, "launch: exchanging hosts and pids")
 	}
+	gs := make([]gathered, len(all))
 	j.ranks = make([]rankInfo, len(all))
-	for r, b := range all {
-		if err := json.Unmarshal(b, &j.ranks[r]); err != nil {
+	for r, blob := range all {
+		if err := json.Unmarshal(blob, &gs[r]); err != nil {
 			return errors.Wrapf(err, "launch: decoding rank %d's info", r)
 		}
+		j.ranks[r] = gs[r].rankInfo
+	}
+	if err := j.startBeacon(b, gs); err != nil {
+		return err
 	}
 	if j.cluster == nil { // under a launcher: for a signal's message
-		j.intr.setPeers(me.Host, j.ranks)
+		j.intr.setPeers(me.Host, j.ranks, j.Rank(), j.beacon)
 	}
 	return nil
 }
@@ -266,6 +282,9 @@ func agree(rt spmd.Runtime, comm spmd.Comm, stderr io.Writer, mu *sync.Mutex, sc
 	}
 	if worst == 0 {
 		return nil
+	}
+	if first == me && done == nil {
+		defer intr.saying()() // before end: a signal then waits for the line
 	}
 	intr.end(worst)
 	if first == me && done == nil {
@@ -409,7 +428,9 @@ func rankMain(rt spmd.Runtime, roles spmd.Roles, opts *Options, stdout, stderr i
 		j.watch.close()
 		stop()
 	}
-	return j.Agree(err)
+	err = j.Agree(err)
+	j.beacon.Close() // every rank is past the last boundary
+	return err
 }
 
 // preMPIGrace is how long a rank other than 0 lingers after an error found

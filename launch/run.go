@@ -191,12 +191,14 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 	}
 	cfg.LoadProgress, cfg.ReadProgress = loadProgress(j), readProgress(j, r.graph)
 	if !j.Opts.Local && r.peerTimeout > 0 { // in one process a peer cannot freeze alone
-		cfg.PeerTimeout, cfg.Stalled = r.peerTimeout, j.stalled
+		cfg.PeerTimeout, cfg.Stalled, cfg.RankName = r.peerTimeout, j.stalled, j.rankName
 		j.watch = j.watchStopped(r.peerTimeout)
+		j.watchPeers(r.peerTimeout)
 	}
 	cfg.Phase = func(name string) {
 		j.watch.setPhase(name)
-		if j.World.Rank() == 0 {
+		j.Logf("%s", name)
+		if j.World.Rank() == 0 || j.cluster == nil { // every launched rank may be the one to report
 			j.intr.setPhase(name)
 		}
 	}

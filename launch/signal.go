@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/dmg-hpc/dmg/algo"
+	"github.com/dmg-hpc/dmg/heartbeat"
 )
 
 // interrupt ends a job on SIGINT or SIGTERM: rank 0 says in one line which
@@ -24,22 +26,32 @@ type interrupt struct {
 	start  time.Time
 	print  bool // this process says it (world rank 0)
 	sigs   chan os.Signal
+	// thawed is when (Unix nanoseconds) this process last woke from a
+	// freeze: a sleep of freezeTick that took over freezeGap.
+	thawed atomic.Int64
+	quit   chan struct{}
 
 	state   sync.Mutex
 	phase   string
 	outputs []string
 	written bool
 	ending  int // the agreed failure's exit code, once the ranks know it
+	// said is closed once this rank has printed the agreed failure, when
+	// it is the rank that prints it (nil otherwise).
+	said chan struct{}
 	// to, when set (takeOver), receives the signal instead: the job ends
 	// itself (dmg serve).
 	to    chan os.Signal
 	peers []rankInfo // where every rank runs, once the world is up
 	host  string
+	rank  int               // this process's world rank, once the world is up
+	hb    *heartbeat.Beacon // hears the ranks on other hosts (peers.go)
 }
 
 func newInterrupt(stderr io.Writer, mu *sync.Mutex, start time.Time, print bool) *interrupt {
-	in := &interrupt{stderr: stderr, mu: mu, start: start, print: print, phase: "starting", sigs: make(chan os.Signal, 1)}
+	in := &interrupt{stderr: stderr, mu: mu, start: start, print: print, phase: "starting", sigs: make(chan os.Signal, 1), quit: make(chan struct{})}
 	signal.Notify(in.sigs, syscall.SIGINT, syscall.SIGTERM)
+	go in.watchFreeze()
 	go in.wait()
 	return in
 }
@@ -79,15 +91,35 @@ func (in *interrupt) hasPeers() bool {
 	return len(in.peers) > 0
 }
 
-// dead is deadPeers of the job (nil receiver: none known).
+// dead is deadPeers of the job, and the ranks on other hosts whose host
+// refused a probe just now (nil receiver: none known).
 func (in *interrupt) dead() []string {
 	if in == nil {
 		return nil
 	}
 	in.state.Lock()
-	host, peers := in.host, in.peers
+	host, peers, hb := in.host, in.peers, in.hb
 	in.state.Unlock()
-	return deadPeers(host, peers)
+	gone, _, _ := lostPeers(hb, jobRanks(peers))
+	return append(deadPeers(host, peers), gone...)
+}
+
+// jobRanks is the job's own ranks among peers (a served pool's MNs,
+// added after them, are not).
+func jobRanks(peers []rankInfo) []rankInfo {
+	for i, p := range peers {
+		if p.Rank < 0 {
+			return peers[:i]
+		}
+	}
+	return peers
+}
+
+// currentPhase is the phase this rank is in.
+func (in *interrupt) currentPhase() string {
+	in.state.Lock()
+	defer in.state.Unlock()
+	return in.phase
 }
 
 // end records that the ranks agreed on a failure with this exit code (nil
@@ -101,6 +133,24 @@ func (in *interrupt) end(code int) {
 	in.state.Unlock()
 }
 
+// saying records that this rank is about to print the agreed failure
+// (naming the dead takes a probe of the peers); the returned function
+// says it is out. A signal meanwhile waits for it (sayGrace at most).
+func (in *interrupt) saying() func() {
+	if in == nil {
+		return func() {}
+	}
+	c := make(chan struct{})
+	in.state.Lock()
+	in.said = c
+	in.state.Unlock()
+	return func() { close(c) }
+}
+
+// sayGrace bounds how long the launcher's signal waits for the failure's
+// line: within the second Open MPI leaves between SIGTERM and SIGKILL.
+const sayGrace = 700 * time.Millisecond
+
 // addPeers adds processes outside the job whose death ends it (a served
 // pool's MNs, with Rank -1).
 func (in *interrupt) addPeers(peers []rankInfo) {
@@ -109,10 +159,11 @@ func (in *interrupt) addPeers(peers []rankInfo) {
 	in.state.Unlock()
 }
 
-// setPeers records where every rank runs (world rank 0 asks on a signal).
-func (in *interrupt) setPeers(host string, peers []rankInfo) {
+// setPeers records where every rank runs, this rank and its beacon (the
+// reporting rank asks them on a signal).
+func (in *interrupt) setPeers(host string, peers []rankInfo, rank int, hb *heartbeat.Beacon) {
 	in.state.Lock()
-	in.host, in.peers = host, peers
+	in.host, in.peers, in.rank, in.hb = host, peers, rank, hb
 	in.state.Unlock()
 }
 
@@ -128,6 +179,7 @@ func (in *interrupt) takeOver() <-chan os.Signal {
 // stop stops listening (the job is over).
 func (in *interrupt) stop() {
 	signal.Stop(in.sigs)
+	close(in.quit)
 	close(in.sigs)
 }
 
@@ -163,20 +215,43 @@ func (in *interrupt) wait() {
 		in.state.Unlock()
 		return
 	}
-	phase, outs, written, peers, host, ending := in.phase, in.outputs, in.written, in.peers, in.host, in.ending
+	phase, outs, written, peers, host, ending, rank, hb, said := in.phase, in.outputs, in.written, in.peers, in.host, in.ending, in.rank, in.hb, in.said
 	in.state.Unlock()
 	if ending != 0 {
 		// The job has failed and says so: the launcher is tearing it down
 		// after another rank's exit. Let the message out, say nothing more.
-		time.Sleep(failGrace)
+		if said != nil {
+			select {
+			case <-said:
+			case <-time.After(sayGrace):
+			}
+		} else {
+			time.Sleep(failGrace)
+		}
 		in.mu.Lock()
 		os.Exit(ending)
 	}
+	// The launcher ends the job under every rank: rank 0 says why, or rank
+	// 1 when rank 0 is the one lost. Probing the peers on other hosts
+	// takes up to probeWait; the others linger for failGrace, so that the
+	// reporting rank finds them alive and does not take their exit for a
+	// death, and their memory stays up while its workers finish.
+	lingered := time.Now()
+	var gone, silent []string
+	print := in.print
+	if ending == 0 && (print || rank == 1) {
+		var zeroLost bool
+		gone, silent, zeroLost = lostPeers(hb, jobRanks(peers))
+		print = print || zeroLost
+	}
+	time.Sleep(2 * freezeTick) // a thaw, if any, is noted by now
+	if time.Since(time.Unix(0, in.thawed.Load())) < thawRecent {
+		// This rank was stopped, and the launcher continued it to end
+		// it: the job was reported while it was frozen, by the others.
+		print = false
+	}
 	if !in.print {
-		// The launcher signals every rank at once: the others linger, so
-		// that rank 0 finds them alive and does not take their exit for a
-		// death, and their memory stays up while its workers finish.
-		time.Sleep(failGrace)
+		time.Sleep(failGrace - time.Since(lingered))
 	}
 	for _, p := range outs {
 		if p == "" || p == "-" {
@@ -187,16 +262,20 @@ func (in *interrupt) wait() {
 			os.Remove(t)
 		}
 	}
-	if in.print {
+	if print {
 		what := "no output written"
 		if written {
 			what = "the outputs were written"
 		}
-		// The launcher also sends SIGTERM when a rank has died: name it
-		// when it ran on this host (where its pid can be asked about).
-		dead := deadPeers(host, peers)
+		// The launcher also sends SIGTERM when a rank has died, or when it
+		// lost a host: name the rank, by its pid on this host, by its
+		// host's refusal of the probe, or by its silence.
+		dead := append(deadPeers(host, peers), gone...)
 		in.mu.Lock()
-		if len(dead) > 0 {
+		if len(dead) == 0 && len(silent) > 0 {
+			fmt.Fprintf(in.stderr, "dmg: %s; the job ends (%s from the launcher) after %.1fs, while %s; %s\n",
+				strings.Join(silent, ", "), signalName(sig), time.Since(in.start).Seconds(), phase, what)
+		} else if len(dead) > 0 {
 			fmt.Fprintf(in.stderr, "dmg: %s died after %.1fs, while %s; the job ends (%s from the launcher); %s\n",
 				strings.Join(dead, ", "), time.Since(in.start).Seconds(), phase, signalName(sig), what)
 		} else {
@@ -205,6 +284,32 @@ func (in *interrupt) wait() {
 		in.mu.Unlock()
 	}
 	os.Exit(128 + int(sig))
+}
+
+// A freeze is seen as a sleep of freezeTick that lasted over freezeGap;
+// a signal within thawRecent of the thaw is taken as the launcher's end
+// of a job this rank slept through. (Open MPI sends SIGCONT before
+// SIGTERM to every rank it ends, frozen or not: the signal itself does
+// not tell.)
+const (
+	freezeTick = 100 * time.Millisecond
+	freezeGap  = 2 * time.Second
+	thawRecent = 2 * time.Second
+)
+
+// watchFreeze notes when this process wakes from a freeze.
+func (in *interrupt) watchFreeze() {
+	for {
+		t := time.Now()
+		select {
+		case <-in.quit:
+			return
+		case <-time.After(freezeTick):
+		}
+		if now := time.Now(); now.Sub(t) > freezeGap {
+			in.thawed.Store(now.UnixNano())
+		}
+	}
 }
 
 func signalName(s syscall.Signal) string {

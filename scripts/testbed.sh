@@ -189,9 +189,14 @@ case ${1:-} in
   mpirun)
     shift
     [ -x "$STATE/agent" ] || die "no test bed: run 'testbed.sh up N' first"
-    # Open MPI's daemons talk over the bridge alone. Their connections to mpirun send TCP
-    # keepalives after 2 s idle, so that a daemon behind a cut link is found lost (and its
-    # host's ranks ended by it) in seconds rather than the kernel's 2 hours (docs/design.md).
+    # Open MPI's daemons talk over the bridge alone. Their connections to mpirun probe the
+    # other end after 2 s idle, once a second, three times: a host behind a cut link is found lost
+    # within 4 s, and mpirun ends the job; its default takes 8 minutes, and once it has sent
+    # anything to the lost host, no keepalive runs and it waits for ever (docs/design.md:
+    # a job across hosts in a partition). The environment or --mca overrides these.
+    export OMPI_MCA_oob_tcp_keepalive_time=${OMPI_MCA_oob_tcp_keepalive_time:-2}
+    export OMPI_MCA_oob_tcp_keepalive_intvl=${OMPI_MCA_oob_tcp_keepalive_intvl:-1}
+    export OMPI_MCA_oob_tcp_keepalive_probes=${OMPI_MCA_oob_tcp_keepalive_probes:-3}
     exec mpirun --allow-run-as-root --oversubscribe --bind-to none --hostfile "$STATE/hostfile" \
       --mca plm_rsh_agent "$STATE/agent" --mca oob_tcp_if_include "$NET.0/24" \
       --mca btl_tcp_if_include "$NET.0/24" "$@" ;;

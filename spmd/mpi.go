@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/pkg/errors"
@@ -71,10 +72,18 @@ func StartMPI() (Runtime, error) {
 func (r *mpiRuntime) World() Comm { return r.world }
 
 func (r *mpiRuntime) Abort(code int) {
+	// MPI_Abort asks the launcher to end every rank, and does not return
+	// until it has: across a cut link the launcher may never reach this
+	// rank's daemon, or the others'. This process ends itself after
+	// abortGrace whatever the launcher does.
+	time.AfterFunc(abortGrace, func() { os.Exit(code) })
 	// MPI_Abort must not be serialised behind a collective that may never
 	// complete, so it bypasses the mutex.
 	r.world.c.Abort(code)
 }
+
+// abortGrace is how long MPI_Abort has to end this process.
+const abortGrace = 3 * time.Second
 
 func (r *mpiRuntime) Finalize() error {
 	r.mu.Lock()

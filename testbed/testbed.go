@@ -133,17 +133,69 @@ func (b *Bed) do(verb, h string) error {
 	return nil
 }
 
-// Procs lists what runs on host h, beyond its init: "pid command" lines
-// of live (not zombie) processes.
+// Procs lists what runs on host h, beyond its init: "pid command" of
+// each live (not zombie) process in its PID namespace.
 func (b *Bed) Procs(h string) []string {
-	out, _ := exec.Command(b.script, "pids", h).Output()
 	var procs []string
-	for _, f := range strings.Fields(string(out)) {
-		pid, err := strconv.Atoi(f)
-		if err != nil {
+	for _, p := range b.procs(h) {
+		if p.state != 'Z' && p.state != 'X' {
+			procs = append(procs, fmt.Sprintf("%d %s", p.pid, p.comm))
+		}
+	}
+	return procs
+}
+
+// PidOf finds the pid, as this machine sees it, of the live process on
+// host h whose command line contains every word of match (0: none).
+func (b *Bed) PidOf(h string, match ...string) int {
+	for _, p := range b.procs(h) {
+		if p.state == 'Z' || p.state == 'X' {
 			continue
 		}
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		all := true
+		for _, m := range match {
+			all = all && strings.Contains(p.cmdline, m)
+		}
+		if all {
+			return p.pid
+		}
+	}
+	return 0
+}
+
+type proc struct {
+	pid     int
+	comm    string
+	state   byte
+	cmdline string
+}
+
+// procs lists the processes in host h's PID namespace but its init
+// (none when the host is down), read from this machine's /proc.
+func (b *Bed) procs(h string) []proc {
+	raw, err := os.ReadFile(filepath.Join(stateDir(), h+".pid"))
+	if err != nil {
+		return nil
+	}
+	init, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", init))
+	if err != nil {
+		return nil
+	}
+	if self, _ := os.Readlink("/proc/self/ns/pid"); ns == self { // the init is gone, its pid reused
+		return nil
+	}
+	ents, _ := os.ReadDir("/proc")
+	var out []proc
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == init {
+			continue
+		}
+		if l, err := os.Readlink("/proc/" + e.Name() + "/ns/pid"); err != nil || l != ns {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
 		if err != nil {
 			continue
 		}
@@ -152,33 +204,11 @@ func (b *Bed) Procs(h string) []string {
 		if open < 0 || end < 0 || end+2 >= len(s) {
 			continue
 		}
-		comm, state := s[open+1:end], s[end+2]
-		if state == 'Z' || comm == "unshare" || comm == "dmg-testbed-ini" || comm == "perl" {
-			continue
-		}
-		procs = append(procs, fmt.Sprintf("%d %s", pid, comm))
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		out = append(out, proc{pid: pid, comm: s[open+1 : end], state: s[end+2], cmdline: strings.ReplaceAll(string(cmdline), "\x00", " ")})
 	}
-	return procs
+	return out
 }
 
-// PidOf finds the pid, as this machine sees it, of the process on host h
-// whose command line contains every word of match.
-func (b *Bed) PidOf(h string, match ...string) int {
-	out, _ := exec.Command(b.script, "pids", h).Output()
-	for _, f := range strings.Fields(string(out)) {
-		cmdline, err := os.ReadFile("/proc/" + f + "/cmdline")
-		if err != nil {
-			continue
-		}
-		c := strings.ReplaceAll(string(cmdline), "\x00", " ")
-		all := true
-		for _, m := range match {
-			all = all && strings.Contains(c, m)
-		}
-		if all {
-			pid, _ := strconv.Atoi(f)
-			return pid
-		}
-	}
-	return 0
-}
+// stateDir is scripts/testbed.sh's state directory.
+func stateDir() string { return "/run/dmg-testbed-" + id() }
