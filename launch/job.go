@@ -354,16 +354,20 @@ func runJob(opts *Options, stdout, stderr io.Writer, fn body) int {
 		printErr(stderr, mu, 0, err)
 	}
 	var jf *jobFailed
-	if errors.As(err, &jf) && jf.rank != rt.World().Rank() {
-		// Give the rank that prints the failure the time to get its line
-		// out: the launcher tears the job down at the first exit.
-		time.Sleep(failGrace)
-	}
+	errors.As(err, &jf)
+	me := rt.World().Rank()
 	_ = rt.Finalize()
-	if jf != nil {
-		return jf.code
+	if jf == nil {
+		return exitCode(err)
 	}
-	return exitCode(err)
+	// An agreed failure (its line is out: it was printed before any rank
+	// got here) leaves through world rank 0 alone, after the others
+	// (docs/design.md, "A failed job leaves through rank 0").
+	if me != 0 {
+		return ExitOK
+	}
+	intr.waitPeersExit(me, peersExitWait)
+	return jf.code
 }
 
 // failGrace is how long a rank that did not print a failure lingers.
