@@ -240,7 +240,15 @@ func agree(rt spmd.Runtime, comm spmd.Comm, stderr io.Writer, mu *sync.Mutex, sc
 		return &jobFailed{code: code, rank: me}
 	}
 	if rerr != nil {
-		// Only the in-process runtime returns here (aborted by a peer).
+		// Only the in-process runtime returns here: aborted by a peer, or
+		// ranks found in different collectives (a bug: said once).
+		var mm *spmd.MismatchError
+		if errors.As(rerr, &mm) || errors.As(err, &mm) {
+			if mm.Report() {
+				printErr(stderr, mu, me, errors.Errorf("internal error (a bug in dmg): %v; the job is aborted", mm))
+			}
+			return &jobFailed{code: ExitFailure, rank: me}
+		}
 		if err != nil && done == nil {
 			printErr(stderr, mu, me, err)
 			return &jobFailed{code: code, rank: me}

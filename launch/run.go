@@ -204,7 +204,7 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 		return cfg, BadInputf("launch: --algo is required; one of %s", strings.Join(algo.Names(), ", "))
 	}
 	if r.mnMem != "" {
-		b, err := sizeFlag("mn-mem", r.mnMem, "8GiB", math.MaxUint64)
+		b, err := sizeFlag("mn-mem", r.mnMem, "8GiB", verbs.MaxOffset+1)
 		if err != nil {
 			return cfg, err
 		}
@@ -312,7 +312,7 @@ func (r *runFlags) check() error {
 		{r.peerTimeout < 0, "--peer-timeout", r.peerTimeout, "a duration ≥ 0 (0: no watch)"},
 		{set("iterations") && r.iterations < 1, "--iterations", r.iterations, "at least 1 (leave it out for the properties' count, else 20 for PageRank, 10 for CDLP)"},
 		{!finite(r.damping) || set("damping") && (r.damping < 0 || r.damping > 1), "--damping", r.damping, "a number from 0 to 1"},
-		{!finite(r.alpha) || r.alpha < 0, "--alpha", r.alpha, "a finite number ≥ 0 (0: 8·(CNs−1))"},
+		{!finite(r.alpha) || r.alpha < 0 || r.alpha > maxAlpha, "--alpha", r.alpha, "a number from 0 to 1e9 (0: 8·(CNs−1))"},
 		{!finite(r.dense) || r.dense <= 0, "--dense-threshold", r.dense, "a finite number > 0"},
 		{!finite(r.pull) || r.pull <= 0, "--pull-threshold", r.pull, "a finite number > 0"},
 	} {
@@ -322,6 +322,10 @@ func (r *runFlags) check() error {
 	}
 	return nil
 }
+
+// maxAlpha bounds --alpha: a vertex weighs at most a billion edges, so
+// that α·|V| + |E| (|V| < 2^32) stays finite and exact enough to cut by.
+const maxAlpha = 1e9
 
 // The flags that choose the data path, shared by run, load and bench verbs.
 const (
@@ -584,8 +588,11 @@ func newRunReport(j *Job, out *job.Outcome) *runReport {
 // which may be at most limit; the error shows an example of a good one.
 func sizeFlag(name, v, example string, limit uint64) (uint64, error) {
 	b, err := humanize.ParseBytes(v)
-	if err != nil || b > limit {
+	if err != nil {
 		return 0, BadInputf("launch: --%s %q is not a size like %s", name, v, example)
+	}
+	if b > limit {
+		return 0, BadInputf("launch: --%s %s is above %s; expected at most that", name, v, humanize.IBytes(limit))
 	}
 	return b, nil
 }
