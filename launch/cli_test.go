@@ -172,6 +172,7 @@ func TestBadInputUnderMpirun(t *testing.T) {
 		{"iterations 0", 2, runArgs("pagerank", "--iterations", "0"), "--iterations 0; expected at least 1"},
 		{"graph is a directory", 2, []string{"--roles", "cn:1,mn:1", "run", "--algo", "bfs", "--graph", os.TempDir()}, "a directory"},
 		{"batch 0", 2, runArgs("bfs", "--batch", "0"), "--batch 0"},
+		{"peer-timeout 1ns", 2, runArgs("bfs", "--peer-timeout", "1ns"), "--peer-timeout 1ns; expected 0 (no watch) or at least 2s"},
 		{"workers -1", 2, runArgs("bfs", "--workers", "-1"), "--workers -1"},
 		{"inflight 0", 2, runArgs("bfs", "--inflight", "0"), "--inflight 0"},
 		{"timeout 0s", 2, runArgs("bfs", "--timeout", "0s"), "--timeout 0s"},
@@ -371,6 +372,8 @@ func TestBadInputLocalOnce(t *testing.T) {
 		{"bad mn-mem", run("bfs", "--mn-mem", "lots"), "not a size"},
 		{"mn-mem above the machine's memory", run("bfs", "--mn-mem", "100TiB"), "more than this machine's memory"},
 		{"cxl flags without cxl", []string{"--local", "--roles", "cn:1,mn:1", "run", "--algo", "bfs", "--graph", "kron:8", "--cxl-dir", "/tmp"}, "need --fabric cxl"},
+		{"peer-timeout 1ns", []string{"--local", "--roles", "cn:1,mn:1", "run", "--algo", "bfs", "--graph", "kron:8", "--peer-timeout", "1ns"}, "--peer-timeout 1ns; expected 0 (no watch) or at least 2s"},
+		{"peer-timeout 1.9s", run("bfs", "--peer-timeout", "1.9s"), "--peer-timeout 1.9s"},
 		{"load, bad mn-mem", []string{"--local", "--roles", "cn:2,mn:2", "load", "--graph", "kron:8", "--mn-mem", "1EiB"}, "--mn-mem 1EiB"},
 	}
 	for _, tc := range tests {
