@@ -62,6 +62,9 @@ func (c Cut) check() error {
 	if c.Alpha < 0 || math.IsNaN(c.Alpha) {
 		return errors.Errorf("balance: alpha %g is negative", c.Alpha)
 	}
+	if math.IsInf(c.Alpha*float64(c.N)+float64(c.Edges), 0) {
+		return errors.Errorf("balance: alpha %g makes the cost α·%d+%d infinite; expected a smaller alpha", c.Alpha, c.N, c.Edges)
+	}
 	return nil
 }
 

@@ -174,6 +174,7 @@ func TestBadInputUnderMpirun(t *testing.T) {
 		{"iterations 0", 2, runArgs("pagerank", "--iterations", "0"), "--iterations 0; expected at least 1"},
 		{"graph is a directory", 2, []string{"--roles", "cn:1,mn:1", "run", "--algo", "bfs", "--graph", os.TempDir()}, "a directory"},
 		{"batch 0", 2, runArgs("bfs", "--batch", "0"), "--batch 0"},
+		{"peer-timeout 1ns", 2, runArgs("bfs", "--peer-timeout", "1ns"), "--peer-timeout 1ns; expected 0 (no watch) or at least 2s"},
 		{"workers -1", 2, runArgs("bfs", "--workers", "-1"), "--workers -1"},
 		{"inflight 0", 2, runArgs("bfs", "--inflight", "0"), "--inflight 0"},
 		{"timeout 0s", 2, runArgs("bfs", "--timeout", "0s"), "--timeout 0s"},
@@ -312,5 +313,80 @@ func TestLoadUnderMpirun(t *testing.T) {
 	}
 	if len(rep.MNBytes) != 2 || rep.MNImbalance > 1.10 || rep.InPlace <= 0 || rep.InPlace >= 1 {
 		t.Fatalf("layout report %+v: want 2 MNs within 10%% and a partial in-place share", rep)
+	}
+}
+
+// Every launch-level error of an in-process job is printed once, by one
+// rank, with exit 2: the ranks agree on it as they do under mpirun. The
+// cases are TestBadInputUnderMpirun's and TestRunBadInput's that apply to
+// --local, and the two that once panicked in a collective (--mn-mem 1EiB,
+// --alpha 1e308).
+func TestBadInputLocalOnce(t *testing.T) {
+	dir := t.TempDir()
+	neg := filepath.Join(dir, "neg.wel")
+	bad := filepath.Join(dir, "bad.el")
+	for p, b := range map[string]string{neg: "1 2 0.5\n2 3 -1.5\n", bad: "1 2\n2 x\n"} {
+		if err := os.WriteFile(p, []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(algo string, extra ...string) []string {
+		return append([]string{"--local", "--roles", "cn:2,mn:2", "run", "--algo", algo, "--graph", "kron:8"}, extra...)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"mn-mem 1EiB", run("bfs", "--mn-mem", "1EiB"), "--mn-mem 1EiB is above 256 TiB"},
+		{"mn-mem above the offset space", run("pagerank", "--mn-mem", "300TiB"), "is above 256 TiB"},
+		{"alpha 1e308", run("pagerank", "--alpha", "1e308"), "--alpha 1e+308; expected a number from 0 to 1e9"},
+		{"alpha 1e308, bfs, cn:3", []string{"--local", "--roles", "cn:3,mn:2", "run", "--algo", "bfs", "--graph", "kron:8", "--alpha", "1e308"}, "--alpha"},
+		{"roles do not add up", []string{"--local", "--roles", "cn:0,mn:4", "info"}, "at least one compute node"},
+		{"unknown role", []string{"--local", "--roles", "gpu:2,mn:2", "info"}, `unknown role "gpu"`},
+		{"malformed count", []string{"--local", "--roles", "cn:two,mn:2", "info"}, "not a whole number"},
+		{"malformed part", []string{"--local", "--roles", "cn2,mn2", "info"}, "not NAME:COUNT"},
+		{"unknown flag", []string{"--local", "--roles", "cn:2,mn:2", "--frobnicate", "info"}, "unknown flag: --frobnicate"},
+		{"unknown command", []string{"--local", "frobnicate"}, "unknown command"},
+		{"damping NaN", run("pagerank", "--damping", "NaN"), "--damping NaN; expected a number from 0 to 1"},
+		{"damping above 1", run("pagerank", "--damping", "1.5"), "--damping 1.5"},
+		{"alpha NaN", run("pagerank", "--alpha", "NaN"), "--alpha NaN"},
+		{"dense threshold NaN", run("pagerank", "--dense-threshold", "NaN"), "--dense-threshold NaN"},
+		{"pull threshold Inf", run("pagerank", "--pull-threshold", "Inf"), "--pull-threshold +Inf"},
+		{"edge factor 0", []string{"--local", "--roles", "cn:1,mn:1", "run", "--algo", "bfs", "--graph", "kron:12:0"}, "edge factor 0"},
+		{"iterations 0", run("pagerank", "--iterations", "0"), "--iterations 0; expected at least 1"},
+		{"graph is a directory", []string{"--local", "--roles", "cn:1,mn:1", "run", "--algo", "bfs", "--graph", os.TempDir()}, "a directory"},
+		{"batch 0", run("bfs", "--batch", "0"), "--batch 0"},
+		{"workers -1", run("bfs", "--workers", "-1"), "--workers -1"},
+		{"inflight 0", run("bfs", "--inflight", "0"), "--inflight 0"},
+		{"timeout 0s", run("bfs", "--timeout", "0s"), "--timeout 0s"},
+		{"source -1", run("bfs", "--source", "-1"), `--source "-1" is not a vertex id`},
+		{"source not in graph", run("bfs", "--source", "999999"), "source vertex 999999 is not a vertex"},
+		{"out in a missing directory", run("bfs", "--out", "/nonexistent/x"), "directory /nonexistent does not exist"},
+		{"out onto a directory", run("bfs", "--out", os.TempDir()), "is a directory; expected a file"},
+		{"json in a missing directory", append([]string{"--json", "/nonexistent/x"}, run("bfs")...), "directory /nonexistent does not exist"},
+		{"unknown algorithm", run("louvain"), `unknown algorithm "louvain"`},
+		{"no algorithm", []string{"--local", "--roles", "cn:2,mn:2", "run", "--graph", "kron:6"}, "--algo is required"},
+		{"negative weight", []string{"--local", "--roles", "cn:2,mn:1", "run", "--algo", "sssp", "--graph", neg}, "negative"},
+		{"malformed file", []string{"--local", "--roles", "cn:2,mn:1", "run", "--algo", "bfs", "--graph", bad}, "bad.el:2"},
+		{"missing file", []string{"--local", "--roles", "cn:2,mn:1", "run", "--algo", "bfs", "--graph", filepath.Join(dir, "nope.el")}, "nope.el"},
+		{"mn-mem too small", []string{"--local", "--roles", "cn:2,mn:1", "run", "--algo", "bfs", "--graph", "kron:10", "--mn-mem", "4KiB"}, "--mn-mem"},
+		{"bad mn-mem", run("bfs", "--mn-mem", "lots"), "not a size"},
+		{"mn-mem above the machine's memory", run("bfs", "--mn-mem", "100TiB"), "more than this machine's memory"},
+		{"cxl flags without cxl", []string{"--local", "--roles", "cn:1,mn:1", "run", "--algo", "bfs", "--graph", "kron:8", "--cxl-dir", "/tmp"}, "need --fabric cxl"},
+		{"peer-timeout 1ns", []string{"--local", "--roles", "cn:1,mn:1", "run", "--algo", "bfs", "--graph", "kron:8", "--peer-timeout", "1ns"}, "--peer-timeout 1ns; expected 0 (no watch) or at least 2s"},
+		{"peer-timeout 1.9s", run("bfs", "--peer-timeout", "1.9s"), "--peer-timeout 1.9s"},
+		{"load, bad mn-mem", []string{"--local", "--roles", "cn:2,mn:2", "load", "--graph", "kron:8", "--mn-mem", "1EiB"}, "--mn-mem 1EiB"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			so, se, code := runLocal(t, tc.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2\nstdout:%s\nstderr:%s", code, so, se)
+			}
+			if n := strings.Count(se, "dmg:"); n != 1 || !strings.Contains(se, tc.want) || strings.Count(strings.TrimSpace(se), "\n") != 0 {
+				t.Errorf("stderr should be one \"dmg:\" line containing %q; got %d:\n%s", tc.want, n, se)
+			}
+		})
 	}
 }

@@ -256,7 +256,15 @@ func agree(rt spmd.Runtime, comm spmd.Comm, stderr io.Writer, mu *sync.Mutex, sc
 		return &jobFailed{code: code, rank: me}
 	}
 	if rerr != nil {
-		// Only the in-process runtime returns here (aborted by a peer).
+		// Only the in-process runtime returns here: aborted by a peer, or
+		// ranks found in different collectives (a bug: said once).
+		var mm *spmd.MismatchError
+		if errors.As(rerr, &mm) || errors.As(err, &mm) {
+			if mm.Report() {
+				printErr(stderr, mu, me, errors.Errorf("internal error (a bug in dmg): %v; the job is aborted", mm))
+			}
+			return &jobFailed{code: ExitFailure, rank: me}
+		}
 		if err != nil && done == nil {
 			printErr(stderr, mu, me, err)
 			return &jobFailed{code: code, rank: me}
@@ -373,16 +381,20 @@ func runJob(opts *Options, stdout, stderr io.Writer, fn body) int {
 		printErr(stderr, mu, 0, err)
 	}
 	var jf *jobFailed
-	if errors.As(err, &jf) && jf.rank != rt.World().Rank() {
-		// Give the rank that prints the failure the time to get its line
-		// out: the launcher tears the job down at the first exit.
-		time.Sleep(failGrace)
-	}
+	errors.As(err, &jf)
+	me := rt.World().Rank()
 	_ = rt.Finalize()
-	if jf != nil {
-		return jf.code
+	if jf == nil {
+		return exitCode(err)
 	}
-	return exitCode(err)
+	// An agreed failure (its line is out: it was printed before any rank
+	// got here) leaves through world rank 0 alone, after the others
+	// (docs/design.md, "A failed job leaves through rank 0").
+	if me != 0 {
+		return ExitOK
+	}
+	intr.waitPeersExit(me, peersExitWait)
+	return jf.code
 }
 
 // failGrace is how long a rank that did not print a failure lingers.

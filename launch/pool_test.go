@@ -929,3 +929,48 @@ func TestPoolRecut(t *testing.T) {
 	}
 	s.stop(t)
 }
+
+// A client that lies about a pool's size (a pool file edited to say
+// 256 times the MN's pool) gets a clean error before it touches the pool;
+// the serve job and every other client go on: a normal load and run
+// through the true file, then dmg stop.
+func TestPoolLyingSize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mpirun integration test")
+	}
+	s := startServe(t, 2)
+	lie := *s.file
+	lie.MNs = append([]pool.MN(nil), s.file.MNs...)
+	lie.MNs[1].Size *= 256
+	liar := filepath.Join(t.TempDir(), "lying-pool.json")
+	if err := pool.WriteFile(liar, &lie); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("says MN 1's pool is %d bytes but the MN registered %d", lie.MNs[1].Size, s.file.MNs[1].Size)
+	for _, args := range [][]string{
+		{"--roles", "cn:2", "load", "--pool-file", liar, "--name", "big", "--graph", "kron:10"},
+		{"--roles", "cn:2", "run", "--pool-file", liar, "--name", "big", "--algo", "bfs"},
+	} {
+		p := mpi(t, 60*time.Second, 2, args...)
+		if p.code != 2 {
+			t.Errorf("%s through the edited file: exit %d, want 2: %s", args[2], p.code, p)
+		}
+		oneLine(t, args[2]+" through the edited file", p.err.String(), want)
+	}
+	if _, se, code, _ := dmgPlain(t, 30*time.Second, "ls", "--pool-file", liar); code != 2 || !strings.Contains(se, want) {
+		t.Errorf("dmg ls through the edited file: exit %d, %q", code, se)
+	}
+	if s.p.exited() {
+		t.Fatalf("serve died after a lying client: %s", s.p)
+	}
+	s.load(t, 2, "g", []string{"--graph", "kron:10"})
+	if got, p := s.run(t, 2, "g", "bfs"); p.code != 0 {
+		t.Errorf("a normal run after the lying client: %s", p)
+	} else {
+		samePoolResults(t, "bfs after a lying client", "bfs", got, oneJob(t, 2, []string{"--graph", "kron:10"}, "bfs"))
+	}
+	if l := s.ls(t); len(l.Graphs) != 1 || l.Graphs[0].Name != "g" {
+		t.Errorf("dmg ls after a lying client: %+v", l.Graphs)
+	}
+	s.stop(t)
+}

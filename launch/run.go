@@ -105,7 +105,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&r.cxlDir, "cxl-dir", "", cxlDirUsage)
 	fs.StringVar(&r.cxlDev, "cxl-dev", "", cxlDevUsage)
 	fs.DurationVar(&r.timeout, "timeout", verbs.DefaultTimeout, "how long to wait for a fabric completion before failing")
-	fs.DurationVar(&r.peerTimeout, "peer-timeout", 30*time.Second, "a peer whose heartbeat in DM has not moved for this long (frozen, not slow; before the fabric is open, a peer on this host stopped this long) ends the job, naming it; 0 turns the watch off")
+	fs.DurationVar(&r.peerTimeout, "peer-timeout", 30*time.Second, "a peer whose heartbeat in DM has not moved for this long (frozen, not slow; before the fabric is open, a peer on this host stopped this long) ends the job, naming it; at least 2s, or 0 to turn the watch off")
 	fs.Uint64Var(&r.seed, "seed", 1, "seed of the generators and synthetic weights")
 	fs.BoolVar(&r.undirected, "undirected", false, "treat the input as undirected (store every edge both ways)")
 	fs.BoolVar(&r.weighted, "weighted", false, "load edge weights (inputs without weights get deterministic synthetic weights in (0,1]); SSSP implies it")
@@ -206,7 +206,7 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 		return cfg, BadInputf("launch: --algo is required; one of %s", strings.Join(algo.Names(), ", "))
 	}
 	if r.mnMem != "" {
-		b, err := sizeFlag("mn-mem", r.mnMem, "8GiB", math.MaxUint64)
+		b, err := sizeFlag("mn-mem", r.mnMem, "8GiB", verbs.MaxOffset+1)
 		if err != nil {
 			return cfg, err
 		}
@@ -311,10 +311,10 @@ func (r *runFlags) check() error {
 		{r.workers < 0, "--workers", r.workers, "0 (the host's cores) or more"},
 		{r.inflight < 1, "--inflight", r.inflight, "at least 1"},
 		{r.timeout <= 0, "--timeout", r.timeout, "a positive duration such as 10s"},
-		{r.peerTimeout < 0, "--peer-timeout", r.peerTimeout, "a duration ≥ 0 (0: no watch)"},
+		{r.peerTimeout < 0 || r.peerTimeout > 0 && r.peerTimeout < minPeerTimeout, "--peer-timeout", r.peerTimeout, "0 (no watch) or at least " + minPeerTimeout.String() + " (peers beat every 500 ms)"},
 		{set("iterations") && r.iterations < 1, "--iterations", r.iterations, "at least 1 (leave it out for the properties' count, else 20 for PageRank, 10 for CDLP)"},
 		{!finite(r.damping) || set("damping") && (r.damping < 0 || r.damping > 1), "--damping", r.damping, "a number from 0 to 1"},
-		{!finite(r.alpha) || r.alpha < 0, "--alpha", r.alpha, "a finite number ≥ 0 (0: 8·(CNs−1))"},
+		{!finite(r.alpha) || r.alpha < 0 || r.alpha > maxAlpha, "--alpha", r.alpha, "a number from 0 to 1e9 (0: 8·(CNs−1))"},
 		{!finite(r.dense) || r.dense <= 0, "--dense-threshold", r.dense, "a finite number > 0"},
 		{!finite(r.pull) || r.pull <= 0, "--pull-threshold", r.pull, "a finite number > 0"},
 	} {
@@ -324,6 +324,16 @@ func (r *runFlags) check() error {
 	}
 	return nil
 }
+
+// minPeerTimeout is the shortest --peer-timeout: four of the heartbeats'
+// 500 ms periods and two of the stopped-rank watch's 1 s samples. A
+// shorter one takes a peer that is merely scheduled out, or a beat not
+// yet written, for a stall (--peer-timeout 1ns ended healthy jobs).
+const minPeerTimeout = 2 * time.Second
+
+// maxAlpha bounds --alpha: a vertex weighs at most a billion edges, so
+// that α·|V| + |E| (|V| < 2^32) stays finite and exact enough to cut by.
+const maxAlpha = 1e9
 
 // The flags that choose the data path, shared by run, load and bench verbs.
 const (
@@ -586,8 +596,11 @@ func newRunReport(j *Job, out *job.Outcome) *runReport {
 // which may be at most limit; the error shows an example of a good one.
 func sizeFlag(name, v, example string, limit uint64) (uint64, error) {
 	b, err := humanize.ParseBytes(v)
-	if err != nil || b > limit {
+	if err != nil {
 		return 0, BadInputf("launch: --%s %q is not a size like %s", name, v, example)
+	}
+	if b > limit {
+		return 0, BadInputf("launch: --%s %s is above %s; expected at most that", name, v, humanize.IBytes(limit))
 	}
 	return b, nil
 }

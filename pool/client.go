@@ -90,6 +90,11 @@ func Connect(ep verbs.Endpoint, f *File, path string) (*Client, error) {
 			return nil, &FileError{Path: path, Msg: fmt.Sprintf("MN %d's header says it is MN %d; the file's MNs are out of order", m, word(HdrMN/8))}
 		case word(HdrNumMN/8) != uint64(n):
 			return nil, &FileError{Path: path, Msg: fmt.Sprintf("lists %d MNs but MN %d's header says the pool has %d", n, m, word(HdrNumMN/8))}
+		case word(HdrSize/8) != f.MNs[m].Size:
+			// The file is the client's word; the header is the MN's. A
+			// size above the registered one would send accesses past
+			// the pool, which over shm nothing at the MN stops.
+			return nil, &FileError{Path: path, Msg: fmt.Sprintf("says MN %d's pool is %d bytes but the MN registered %d (an edited or foreign file?); use the file `dmg serve` wrote", m, f.MNs[m].Size, word(HdrSize/8))}
 		case word(HdrStop/8) != 0:
 			return nil, errors.Errorf("pool file %s: the pool is stopping (MN %d was asked to end); serve a new pool", path, m)
 		}

@@ -43,6 +43,10 @@ func TestConnectRefusals(t *testing.T) {
 		{name: "count", setup: func(mn int, p []byte) { putWord(p, HdrNumMN, 3) }, want: "lists 2 MNs but MN 0's header says the pool has 3"},
 		{name: "more MNs in file", change: func(f *File) { f.MNs = append(f.MNs, f.MNs[0]) }, want: "lists 3 MNs but MN 2 cannot be addressed"},
 		{name: "invalid file", change: func(f *File) { f.Provider = "" }, want: "provider is empty"},
+		{name: "size ×256", change: func(f *File) { f.MNs[1].Size *= 256 },
+			want: fmt.Sprintf("says MN 1's pool is %d bytes but the MN registered %d", uint64(poolSize)*256, uint64(poolSize))},
+		{name: "size smaller", change: func(f *File) { f.MNs[0].Size -= 4096 }, want: "but the MN registered"},
+		{name: "served without a size word", setup: func(mn int, p []byte) { putWord(p, HdrSize, 0) }, want: "but the MN registered 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,7 +10,10 @@
 // token, the provider, and per MN its host, pool size, remote base, key
 // and fabric address. Compute jobs started later read the file (ReadFile),
 // open endpoints to the MNs, and Connect, which reads every MN's header and
-// refuses a file whose pool is gone, replaced or stopping.
+// refuses a file whose pool is gone, replaced or stopping, or whose sizes
+// are not the ones the MNs registered: every later access is checked
+// against those sizes (verbs.CheckRange) before it is posted, since over
+// shm nothing at the MN checks a READ or a WRITE (docs/design.md).
 //
 // # Layout
 //
@@ -20,6 +23,7 @@
 //	         word 0 Magic "DMGPOOL1"   word 3 number of MNs
 //	         word 1 token              word 4 stop (nonzero: end serving)
 //	         word 2 this MN's index    word 5 beat (MN's clock, Unix ms, every 250 ms)
+//	                                   word 6 size (the bytes the MN registered)
 //	4 KiB    MN 0 only: the catalogue
 //	         +0  lock word (holder id, 0 = free)
 //	         +8  lock time (Unix ms when taken)

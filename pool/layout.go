@@ -32,7 +32,8 @@ const (
 	HdrNumMN = 3 * 8 // how many MNs the pool has
 	HdrStop  = 4 * 8 // nonzero: the serve job is asked to end
 	HdrBeat  = 5 * 8 // the serving MN's clock, Unix ms, rewritten every BeatEvery
-	hdrWords = 6
+	HdrSize  = 6 * 8 // the bytes this MN registered (its pool's real bound)
+	hdrWords = 7
 
 	// BeatEvery is how often a serving MN rewrites its beat word, and how
 	// often KeepAlive renews a lease by default.
@@ -273,8 +274,9 @@ func store(pool []byte, off int, v uint64) {
 }
 
 // InitHeader writes an MN's header into its own pool memory: the serving
-// MN calls it on its pool before publishing the pool file. A pool that
-// fails CheckPool is left untouched.
+// MN calls it on its pool (exactly the memory it registered, whose length
+// becomes the header's size word) before publishing the pool file. A pool
+// that fails CheckPool is left untouched.
 func InitHeader(pool []byte, token uint64, mn, numMN int) {
 	if CheckPool(pool) != nil {
 		return
@@ -284,6 +286,7 @@ func InitHeader(pool []byte, token uint64, mn, numMN int) {
 	store(pool, HdrNumMN, uint64(numMN))
 	store(pool, HdrStop, 0)
 	store(pool, HdrBeat, 0)
+	store(pool, HdrSize, uint64(len(pool)))
 	store(pool, HdrMagic, Magic)
 }
 

@@ -72,7 +72,7 @@ func TestLocalHeader(t *testing.T) {
 	InitHeader(p[:100], 1, 0, 1) // ignored, no panic
 	InitHeader(p, 0xabc, 2, 3)
 	le := binary.LittleEndian
-	if le.Uint64(p[HdrMagic:]) != Magic || le.Uint64(p[HdrToken:]) != 0xabc || le.Uint64(p[HdrMN:]) != 2 || le.Uint64(p[HdrNumMN:]) != 3 {
+	if le.Uint64(p[HdrMagic:]) != Magic || le.Uint64(p[HdrToken:]) != 0xabc || le.Uint64(p[HdrMN:]) != 2 || le.Uint64(p[HdrNumMN:]) != 3 || le.Uint64(p[HdrSize:]) != uint64(len(p)) {
 		t.Fatalf("header words %v", mem[:hdrWords])
 	}
 	if StopRequested(p) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/pkg/errors"
@@ -16,23 +17,59 @@ type group struct {
 	size  int
 	mu    sync.Mutex
 	cond  *sync.Cond
-	slots []any
+	slots []deposit
 	in    int    // ranks that deposited in the current round
 	out   int    // ranks that have read the current round
 	gen   uint64 // round number
 	subMu sync.Mutex
 	subs  map[uint64]map[int]*group // split round → color → group
+	// mismatch is round mismatchGen's error, shared by its ranks.
+	mismatch    *MismatchError
+	mismatchGen uint64
 }
 
 func newGroup(job *localJob, size int) *group {
-	g := &group{job: job, size: size, slots: make([]any, size), subs: map[uint64]map[int]*group{}}
+	g := &group{job: job, size: size, slots: make([]deposit, size), subs: map[uint64]map[int]*group{}}
 	g.cond = sync.NewCond(&g.mu)
 	job.register(g)
 	return g
 }
 
-// exchange deposits v for rank and returns everyone's values for the round.
-func (g *group) exchange(rank int, v any) ([]any, error) {
+// deposit is one rank's part of a round: which collective it is in, and
+// its value.
+type deposit struct {
+	coll string // "Barrier", "AllGather", "AllReduceInt64 sum", ...
+	v    any
+}
+
+// MismatchError is what every rank of a round gets when the ranks of an
+// in-process group are in different collectives: a bug (ranks that took
+// different branches), reported instead of a wrong answer or a panic.
+type MismatchError struct {
+	Colls []string // by rank
+	once  sync.Once
+}
+
+// Report is true for exactly one of the ranks that got e (every rank of
+// the round gets the same *MismatchError): the one that says it.
+func (e *MismatchError) Report() bool {
+	first := false
+	e.once.Do(func() { first = true })
+	return first
+}
+
+func (e *MismatchError) Error() string {
+	var parts []string
+	for r, c := range e.Colls {
+		parts = append(parts, fmt.Sprintf("rank %d in %s", r, c))
+	}
+	return "spmd: ranks in different collectives (" + strings.Join(parts, ", ") + "); expected every rank in the same one"
+}
+
+// exchange deposits v for rank, in collective coll, and returns everyone's
+// values for the round, or a *MismatchError when the ranks were not all in
+// coll.
+func (g *group) exchange(rank int, coll string, v any) ([]any, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	// Wait until the previous round has been read by everyone.
@@ -43,7 +80,7 @@ func (g *group) exchange(rank int, v any) ([]any, error) {
 		return nil, ErrAborted
 	}
 	gen := g.gen
-	g.slots[rank] = v
+	g.slots[rank] = deposit{coll: coll, v: v}
 	g.in++
 	if g.in == g.size {
 		g.gen++
@@ -52,18 +89,40 @@ func (g *group) exchange(rank int, v any) ([]any, error) {
 	for g.gen == gen && !g.job.aborted() {
 		g.cond.Wait()
 	}
-	if g.job.aborted() {
+	if g.gen == gen {
+		// Aborted before every rank came. A round that completed is
+		// read even when a rank aborted the job since: that rank had
+		// the round's result, and so must every other (an agreed
+		// failure is printed by one rank, not by every rank the abort
+		// reached first).
 		return nil, ErrAborted
 	}
 	all := make([]any, g.size)
-	copy(all, g.slots)
+	var mm *MismatchError
+	for r, d := range g.slots {
+		all[r] = d.v
+		if d.coll != coll && mm == nil {
+			if g.mismatch == nil || g.mismatchGen != gen {
+				colls := make([]string, g.size)
+				for q, e := range g.slots {
+					colls[q] = e.coll
+				}
+				g.mismatch, g.mismatchGen = &MismatchError{Colls: colls}, gen
+			}
+			mm = g.mismatch
+		}
+	}
 	g.out++
 	if g.out == g.size {
 		g.in, g.out = 0, 0
-		for i := range g.slots {
-			g.slots[i] = nil
-		}
+		clear(g.slots)
 		g.cond.Broadcast()
+	}
+	if mm != nil {
+		// The ranks are out of step: end the job, so that none waits in
+		// a collective the others will never enter.
+		go g.job.doAbort(1)
+		return nil, mm
 	}
 	return all, nil
 }
@@ -115,13 +174,13 @@ func (c *localComm) Size() int { return c.g.size }
 
 func (c *localComm) Barrier() error {
 	c.round++
-	_, err := c.g.exchange(c.rank, nil)
+	_, err := c.g.exchange(c.rank, "Barrier", nil)
 	return err
 }
 
 func (c *localComm) AllGather(blob []byte) ([][]byte, error) {
 	c.round++
-	all, err := c.g.exchange(c.rank, append([]byte(nil), blob...))
+	all, err := c.g.exchange(c.rank, "AllGather", append([]byte(nil), blob...))
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +204,7 @@ func (c *localComm) Bcast(root int, blob []byte) ([]byte, error) {
 
 func (c *localComm) AllReduceInt64(vals []int64, op Op) error {
 	c.round++
-	all, err := c.g.exchange(c.rank, append([]int64(nil), vals...))
+	all, err := c.g.exchange(c.rank, "AllReduceInt64 "+op.String(), append([]int64(nil), vals...))
 	if err != nil {
 		return err
 	}
@@ -175,7 +234,7 @@ func (c *localComm) AllReduceInt64(vals []int64, op Op) error {
 
 func (c *localComm) AllReduceFloat64(vals []float64, op Op) error {
 	c.round++
-	all, err := c.g.exchange(c.rank, append([]float64(nil), vals...))
+	all, err := c.g.exchange(c.rank, "AllReduceFloat64 "+op.String(), append([]float64(nil), vals...))
 	if err != nil {
 		return err
 	}
@@ -206,7 +265,7 @@ func (c *localComm) AllReduceFloat64(vals []float64, op Op) error {
 func (c *localComm) Split(color int) (Comm, error) {
 	c.round++
 	round := c.round
-	all, err := c.g.exchange(c.rank, color)
+	all, err := c.g.exchange(c.rank, "Split", color)
 	if err != nil {
 		return nil, err
 	}

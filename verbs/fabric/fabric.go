@@ -138,7 +138,9 @@ func Open(w *spmd.World, cfg verbs.Config) (*Network, error) {
 		return nil, errors.New("verbs: fabric.Open needs a world")
 	}
 	cfg.EnsureDefaults()
-	if err := cfg.Validate(); err != nil {
+	// Only an MN's rank may find its pool size wrong: agree on it, so
+	// that no rank leaves the collectives the others enter.
+	if err := agree(w.Comm, cfg.Validate(), "checking the fabric's configuration"); err != nil {
 		return nil, err
 	}
 	n := &Network{w: w, cfg: cfg, eps: map[*endpoint]struct{}{}}

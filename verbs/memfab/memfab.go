@@ -78,6 +78,11 @@ type clusterMemory struct {
 }
 
 func (m *clusterMemory) Create(mn int, size uint64) (*Pool, []byte, error) {
+	// The pool is Go memory: a size the machine cannot hold would end the
+	// process (the runtime's out-of-memory is fatal), not fail.
+	if ram := physMem(); ram > 0 && size > ram {
+		return nil, nil, &PoolError{Bad: true, Msg: fmt.Sprintf("verbs: an in-process pool of %d bytes is more than this machine's memory (%d bytes); expected a smaller --mn-mem", size, ram)}
+	}
 	words := make([]uint64, size/8)
 	var mem []byte
 	if len(words) > 0 {
@@ -180,13 +185,16 @@ func OpenMemory(mem Memory, w *spmd.World, cfg verbs.Config) (*Network, error) {
 		return nil, errors.New("verbs: memfab.OpenMemory needs a memory and a world")
 	}
 	cfg.EnsureDefaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
 	n := &Network{mem: mem, world: w, cfg: cfg, eps: map[*endpoint]struct{}{}}
 	var blob []byte
-	var cerr error
-	if w.Role == spmd.MN {
+	// A configuration only an MN's rank finds wrong (its pool size) is
+	// published in the all-gather as a failed pool, never returned before
+	// it: the ranks must not part ways in their collectives.
+	cerr := cfg.Validate()
+	if cerr != nil && w.Role == spmd.MN {
+		blob = failedBlob(cerr)
+	}
+	if cerr == nil && w.Role == spmd.MN {
 		size := (cfg.PoolBytes + 7) &^ 7
 		var name []byte
 		if n.own, name, cerr = mem.Create(w.Index, size); cerr == nil {
