@@ -22,6 +22,10 @@ type Options struct {
 	// allCN makes every rank a compute node (`dmg convert` under a
 	// launcher: every rank parses; there are no memory nodes).
 	allCN bool
+	// stdoutData is set when a command writes its data to standard
+	// output (--out -): the text report then goes to stderr, as with
+	// --json -.
+	stdoutData bool
 	// need is which roles the command's job holds (spmd.Both unless it
 	// serves a pool or attaches to one).
 	need spmd.Need

@@ -3,8 +3,6 @@ package launch
 import (
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/csr"
 	"github.com/dmg-hpc/dmg/job"
+	"github.com/dmg-hpc/dmg/outfile"
 	"github.com/dmg-hpc/dmg/rank"
 	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/dmg-hpc/dmg/update"
@@ -238,7 +237,7 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 				return err
 			}
 		}
-		if js := j.Opts.JSON; js != "" && js != "-" {
+		if js := j.Opts.JSON; js != "" {
 			return checkWritable("--json", js)
 		}
 		return nil
@@ -272,6 +271,10 @@ type poolRef struct {
 // attaches to a served pool, which it does under a launcher only.
 func (r *runFlags) setRoles(opts *Options) error {
 	opts.need = spmd.Both
+	opts.stdoutData = r.out == outfile.Stdout
+	if err := outfile.Distinct([2]string{"--out", r.out}, [2]string{"--json", opts.JSON}); err != nil {
+		return BadInput(err)
+	}
 	if r.poolFile == "" {
 		return nil
 	}
@@ -360,24 +363,13 @@ func (j *Job) openNetwork(c verbs.Config) (verbs.Network, error) {
 	return fabric.Open(j.World, c)
 }
 
-// checkWritable fails unless a file can be created beside path and path
-// is not a directory (an output is written to a temporary and renamed).
+// checkWritable fails unless the output flag's path could be written
+// (outfile.Check): a bad output is bad input, found before the work.
 func checkWritable(flag, path string) error {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return BadInputf("launch: %s %s is a directory; expected a file to write", flag, path)
+	if err := outfile.Check(path); err != nil {
+		return BadInput(errors.WithMessage(err, "launch: "+flag))
 	}
-	dir := filepath.Dir(path)
-	st, err := os.Stat(dir)
-	if err != nil || !st.IsDir() {
-		return BadInputf("launch: %s %s: directory %s does not exist", flag, path, dir)
-	}
-	f, err := os.CreateTemp(dir, ".dmg-write-check-*")
-	if err != nil {
-		return BadInputf("launch: %s %s: cannot write in %s: %v", flag, path, dir, err)
-	}
-	name := f.Name()
-	f.Close()
-	return os.Remove(name)
+	return nil
 }
 
 func runJobBody(j *Job, rf *runFlags) error {

@@ -1,0 +1,200 @@
+package launch_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Issue 31: what a hostile new user found. Each case runs the built binary
+// in a directory of prepared files; bad input must end with exit 2 and one
+// "dmg: " line naming the problem, and leave every prepared file as it
+// was (same inode, same content).
+
+// hostileDir prepares a directory: a regular file "old", a link "link" to
+// it, a FIFO "fifo", a subdirectory "sub" and a user's file named like
+// DMG's cxl regions, "dmg-2024-results.csv".
+func hostileDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(filepath.Join(dir, "old"), []byte("old\n"), 0o644))
+	must(os.Symlink("old", filepath.Join(dir, "link")))
+	must(syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600))
+	must(os.Mkdir(filepath.Join(dir, "sub"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "dmg-2024-results.csv"), []byte("year,x\n"), 0o644))
+	return dir
+}
+
+// snapshot is every entry of dir: its inode, mode and content.
+type fileState struct {
+	ino  uint64
+	mode os.FileMode
+	data string
+}
+
+func snapshot(t *testing.T, dir string) map[string]fileState {
+	t.Helper()
+	m := map[string]fileState{}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		st, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs := fileState{ino: st.Sys().(*syscall.Stat_t).Ino, mode: st.Mode()}
+		if st.Mode().IsRegular() {
+			b, _ := os.ReadFile(p)
+			fs.data = string(b)
+		}
+		m[e.Name()] = fs
+	}
+	return m
+}
+
+func sameFiles(t *testing.T, before, after map[string]fileState) {
+	t.Helper()
+	for n, b := range before {
+		if a, ok := after[n]; !ok {
+			t.Errorf("%s was removed", n)
+		} else if a != b {
+			t.Errorf("%s changed: %+v, was %+v", n, a, b)
+		}
+	}
+	for n := range after {
+		if _, ok := before[n]; !ok {
+			t.Errorf("%s was left behind", n)
+		}
+	}
+}
+
+// local is a small --local run of bfs with extra run flags.
+func local(extra ...string) []string {
+	return append([]string{"--local", "--roles", "cn:1,mn:1", "run", "--algo", "bfs", "--graph", "kron:6"}, extra...)
+}
+
+func TestHostileBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args func(dir string) []string
+		want string
+	}{
+		{"out and json the same file", func(d string) []string {
+			return append([]string{"--json", filepath.Join(d, "old")}, local("--out", filepath.Join(d, ".", "old"))...)
+		}, "name the same file"},
+		{"out and json the same new file", func(d string) []string {
+			return append([]string{"--json", filepath.Join(d, "new")}, local("--out", filepath.Join(d, "sub", "..", "new"))...)
+		}, "name the same file"},
+		{"out and json a link and its target", func(d string) []string {
+			return append([]string{"--json", filepath.Join(d, "link")}, local("--out", filepath.Join(d, "old"))...)
+		}, "name the same file"},
+		{"out and json both stdout", func(d string) []string {
+			return append([]string{"--json", "-"}, local("--out", "-")...)
+		}, "name standard output"},
+		{"out a dangling link", func(d string) []string {
+			os.Symlink("nowhere", filepath.Join(d, "dangling"))
+			return local("--out", filepath.Join(d, "dangling"))
+		}, "symbolic link to a missing file"},
+		{"out a directory", func(d string) []string { return local("--out", filepath.Join(d, "sub")) }, "is a directory"},
+		{"convert out a directory", func(d string) []string {
+			return []string{"convert", "kron:4", filepath.Join(d, "sub") + "/"}
+		}, "expected a name ending in .bel"},
+		{"convert out a directory named .bel", func(d string) []string {
+			os.Mkdir(filepath.Join(d, "x.bel"), 0o755)
+			return []string{"convert", "kron:4", filepath.Join(d, "x.bel")}
+		}, "is a directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := hostileDir(t)
+			args := tc.args(dir)
+			before := snapshot(t, dir)
+			so, se, code, took := dmgPlain(t, 30*time.Second, args...)
+			if code != 2 {
+				t.Fatalf("%v: exit %d, want 2\nstdout:%s\nstderr:%s", args, code, so, se)
+			}
+			oneLine(t, tc.name, se, tc.want)
+			sameFiles(t, before, snapshot(t, dir))
+			if took > 10*time.Second {
+				t.Errorf("took %v to fail", took)
+			}
+		})
+	}
+}
+
+// Outputs that are not regular files are written, never replaced.
+func TestHostileOutputs(t *testing.T) {
+	t.Run("device", func(t *testing.T) {
+		dir := t.TempDir()
+		dev := filepath.Join(dir, "null")
+		if err := syscall.Mknod(dev, syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
+			t.Skipf("mknod: %v (root only)", err)
+		}
+		before := snapshot(t, dir)
+		if so, se, code, _ := dmgPlain(t, 30*time.Second, append([]string{"--json", dev}, local("--out", filepath.Join(dir, "null2"))...)...); code != 0 {
+			t.Fatalf("exit %d\n%s%s", code, so, se)
+		}
+		os.Remove(filepath.Join(dir, "null2"))
+		sameFiles(t, before, snapshot(t, dir))
+	})
+	t.Run("fifo", func(t *testing.T) {
+		dir := hostileDir(t)
+		got := make(chan []byte, 1)
+		go func() {
+			f, err := os.Open(filepath.Join(dir, "fifo"))
+			if err != nil {
+				got <- nil
+				return
+			}
+			defer f.Close()
+			var b bytes.Buffer
+			b.ReadFrom(f)
+			got <- b.Bytes()
+		}()
+		before := snapshot(t, dir)
+		if so, se, code, _ := dmgPlain(t, 30*time.Second, local("--out", filepath.Join(dir, "fifo"))...); code != 0 {
+			t.Fatalf("exit %d\n%s%s", code, so, se)
+		}
+		if b := <-got; strings.Count(string(b), "\n") != 64 {
+			t.Errorf("fifo carried %d lines, want 64", strings.Count(string(b), "\n"))
+		}
+		sameFiles(t, before, snapshot(t, dir))
+	})
+	t.Run("link", func(t *testing.T) {
+		dir := hostileDir(t)
+		link := filepath.Join(dir, "link")
+		if so, se, code, _ := dmgPlain(t, 30*time.Second, local("--out", link)...); code != 0 {
+			t.Fatalf("exit %d\n%s%s", code, so, se)
+		}
+		if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("the link was replaced: %v %v", st, err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "old")); strings.Count(string(b), "\n") != 64 {
+			t.Errorf("the link's target holds %q, want the results", b)
+		}
+	})
+	t.Run("stdout", func(t *testing.T) {
+		dir := hostileDir(t)
+		wd, _ := os.Getwd()
+		defer os.Chdir(wd)
+		os.Chdir(dir)
+		before := snapshot(t, dir)
+		so, se, code, _ := dmgPlain(t, 30*time.Second, local("--out", "-")...)
+		if code != 0 || strings.Count(so, "\n") != 64 || !strings.Contains(se, "bfs") {
+			t.Fatalf("exit %d; want the 64 results alone on stdout, the report on stderr\nstdout:%s\nstderr:%s", code, so, se)
+		}
+		sameFiles(t, before, snapshot(t, dir))
+	})
+}
