@@ -2,12 +2,16 @@ package launch_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dmg-hpc/dmg/verbs"
 )
 
 // Issue 31: what a hostile new user found. Each case runs the built binary
@@ -197,4 +201,29 @@ func TestHostileOutputs(t *testing.T) {
 		}
 		sameFiles(t, before, snapshot(t, dir))
 	})
+}
+
+// --fabric cxl removes a dead job's pools from --cxl-dir, and nothing
+// else: a user's files named like DMG's stay.
+func TestHostileStaleFiles(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip("no `true` to make a dead pid:", err)
+	}
+	dir := hostileDir(t)
+	deadPool := verbs.RuntimeMarker + fmt.Sprintf("%d-5-cxl-mn0-0123456789ab", cmd.Process.Pid)
+	for _, n := range []string{deadPool, fmt.Sprintf("dmg-%d-cxl-mn0-0123456789ab", cmd.Process.Pid), "dmg-1-x"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := snapshot(t, dir)
+	if so, se, code, _ := dmgPlain(t, 60*time.Second, local("--fabric", "cxl", "--cxl-dir", dir)...); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, so, se)
+	}
+	if _, err := os.Stat(filepath.Join(dir, deadPool)); err == nil {
+		t.Error("the dead job's pool was not removed")
+	}
+	delete(before, deadPool)
+	sameFiles(t, before, snapshot(t, dir))
 }

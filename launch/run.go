@@ -350,15 +350,15 @@ func poolPlace(c *verbs.Config, dir, devs string) error {
 
 const cxlProvider = "cxl"
 
-// openNetwork opens the job's data path: the in-process fabric with
-// --local, the cxl backend with --fabric cxl, libfabric otherwise. It is
-// collective.
+// openNetwork opens the job's data path: the cxl backend with --fabric
+// cxl (its files or devices, with --local too), the in-process fabric
+// with --local, libfabric otherwise. It is collective.
 func (j *Job) openNetwork(c verbs.Config) (verbs.Network, error) {
 	switch {
-	case j.Opts.Local:
-		return memfab.Open(j.cluster, j.World, c)
 	case c.Provider == cxlProvider:
 		return cxl.Open(j.World, c)
+	case j.Opts.Local:
+		return memfab.Open(j.cluster, j.World, c)
 	}
 	return fabric.Open(j.World, c)
 }
