@@ -136,7 +136,7 @@ func readMTX(r io.Reader, file string, o *Options, meta *Meta, snk sink, rc *rea
 	}
 	var blocks []*edgeBlock
 	var count uint64
-	total, err := parseText(lr.r, file, o.Workers, rc, newParser, func(p parsed, line0 int64) error {
+	total, err := parseTextAfter(lr.r, file, lr.line, o.Workers, rc, newParser, func(p parsed, line0 int64) error {
 		k := uint64(len(p.recs))
 		if p.blk != nil {
 			k = uint64(p.blk.len())

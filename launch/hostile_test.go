@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dmg-hpc/dmg/spmd/mpitest"
 	"github.com/dmg-hpc/dmg/verbs"
 )
 
@@ -120,6 +121,25 @@ func TestHostileBadInput(t *testing.T) {
 			os.Mkdir(filepath.Join(d, "x.bel"), 0o755)
 			return []string{"convert", "kron:4", filepath.Join(d, "x.bel")}
 		}, "is a directory"},
+		// Bounded reads.
+		{"convert a character device", func(d string) []string {
+			return []string{"convert", "--format", "el", "/dev/zero", filepath.Join(d, "z.bel")}
+		}, "/dev/zero: a character device, not a regular file"},
+		{"graph a FIFO", func(d string) []string { return local("--graph", filepath.Join(d, "fifo")) }, "fifo: a FIFO, not a regular file"},
+		{"convert a FIFO", func(d string) []string {
+			return []string{"convert", "--format", "el", filepath.Join(d, "fifo"), filepath.Join(d, "z.bel")}
+		}, "fifo: a FIFO, not a regular file"},
+		{"a line without end", func(d string) []string {
+			longLine(filepath.Join(d, "long.el"))
+			return local("--graph", filepath.Join(d, "long.el"))
+		}, "long.el:2: a line longer than 1048576 bytes"},
+		{"convert a line without end", func(d string) []string {
+			longLine(filepath.Join(d, "long.el"))
+			return []string{"convert", filepath.Join(d, "long.el"), filepath.Join(d, "z.bel")}
+		}, "long.el:2: a line longer than 1048576 bytes"},
+		{"cxl-dir missing", func(d string) []string {
+			return local("--fabric", "cxl", "--cxl-dir", filepath.Join(d, "missing"))
+		}, "missing is not an existing directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := hostileDir(t)
@@ -226,4 +246,37 @@ func TestHostileStaleFiles(t *testing.T) {
 	}
 	delete(before, deadPool)
 	sameFiles(t, before, snapshot(t, dir))
+}
+
+// longLine writes an edge list whose second line is 3 MiB without a line
+// end (a failure shows as the test's wrong message).
+func longLine(path string) {
+	os.WriteFile(path, append([]byte("1 2\n"), bytes.Repeat([]byte{'1'}, 3<<20)...), 0o644)
+}
+
+// The same under mpirun, where the ranks read ranges of a text input
+// (staged, two CNs) and only rank 0 may print.
+func TestHostileBadInputUnderMpirun(t *testing.T) {
+	dir := hostileDir(t)
+	longLine(filepath.Join(dir, "long.el"))
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"graph a FIFO", []string{"--roles", "cn:2,mn:1", "run", "--algo", "bfs", "--graph", filepath.Join(dir, "fifo")}, "a FIFO, not a regular file"},
+		{"a line without end, staged", []string{"--roles", "cn:2,mn:1", "run", "--algo", "bfs", "--graph", filepath.Join(dir, "long.el")}, "long.el:2: a line longer than 1048576 bytes"},
+		{"convert a line without end, in ranges", []string{"convert", filepath.Join(dir, "long.el"), filepath.Join(dir, "z.bel")}, "long.el:2: a line longer than 1048576 bytes"},
+		{"out and json the same file", append([]string{"--json", filepath.Join(dir, "old")}, "--roles", "cn:2,mn:1", "run", "--algo", "bfs", "--graph", "kron:6", "--out", filepath.Join(dir, "link")), "name the same file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := snapshot(t, dir)
+			res := mpitest.Exec(t, 3, nil, dmgBin(t), tc.args...)
+			if res.ExitCode != 2 {
+				t.Fatalf("exit %d, want 2\nstdout:%s\nstderr:%s", res.ExitCode, res.Stdout, res.Stderr)
+			}
+			oneLine(t, tc.name, res.Stderr, tc.want)
+			sameFiles(t, before, snapshot(t, dir))
+		})
+	}
 }

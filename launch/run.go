@@ -3,6 +3,7 @@ package launch
 import (
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -323,6 +324,17 @@ func (r *runFlags) check() error {
 			return BadInputf("launch: %s %v; expected %s", c.flag, c.val, c.want)
 		}
 	}
+	return checkCxlDir(r.cxlDir)
+}
+
+// checkCxlDir refuses a --cxl-dir that is not an existing directory.
+func checkCxlDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return BadInputf("launch: --cxl-dir %s is not an existing directory; expected the directory where each memory node creates its cxl pool file (default %s)", dir, verbs.ShmDir)
+	}
 	return nil
 }
 
@@ -340,6 +352,9 @@ func poolPlace(c *verbs.Config, dir, devs string) error {
 	}
 	if dir != "" && devs != "" {
 		return BadInputf("launch: --cxl-dir and --cxl-dev exclude each other: files in a directory, or devices")
+	}
+	if err := checkCxlDir(dir); err != nil {
+		return err
 	}
 	c.PoolDir = dir
 	if devs != "" {

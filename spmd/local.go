@@ -52,7 +52,11 @@ func (g *group) exchange(rank int, v any) ([]any, error) {
 	for g.gen == gen && !g.job.aborted() {
 		g.cond.Wait()
 	}
-	if g.job.aborted() {
+	if g.gen == gen {
+		// Aborted before the round completed. A round that completed is
+		// read even if a peer, done with it, aborted the job since: as
+		// under MPI, every rank then leaves the collective with its result
+		// (else each would report the failure the ranks agreed on).
 		return nil, ErrAborted
 	}
 	all := make([]any, g.size)
