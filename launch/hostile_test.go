@@ -2,7 +2,9 @@ package launch_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dmg-hpc/dmg/sizes"
 	"github.com/dmg-hpc/dmg/spmd/mpitest"
 	"github.com/dmg-hpc/dmg/verbs"
 )
@@ -267,6 +270,8 @@ func TestHostileBadInputUnderMpirun(t *testing.T) {
 		{"graph a FIFO", []string{"--roles", "cn:2,mn:1", "run", "--algo", "bfs", "--graph", filepath.Join(dir, "fifo")}, "a FIFO, not a regular file"},
 		{"a line without end, staged", []string{"--roles", "cn:2,mn:1", "run", "--algo", "bfs", "--graph", filepath.Join(dir, "long.el")}, "long.el:2: a line longer than 1048576 bytes"},
 		{"convert a line without end, in ranges", []string{"convert", filepath.Join(dir, "long.el"), filepath.Join(dir, "z.bel")}, "long.el:2: a line longer than 1048576 bytes"},
+		{"workers", []string{"--roles", "cn:2,mn:1", "run", "--algo", "bfs", "--graph", "kron:6", "--workers", "1000000"}, "--workers 1000000 × --inflight 1 on 2 compute node(s) of this host"},
+		{"mn-mem", []string{"--roles", "cn:2,mn:1", "run", "--algo", "bfs", "--graph", "kron:6", "--mn-mem", "1000TiB"}, "the pools of the 1 memory node(s) on this host"},
 		{"out and json the same file", append([]string{"--json", filepath.Join(dir, "old")}, "--roles", "cn:2,mn:1", "run", "--algo", "bfs", "--graph", "kron:6", "--out", filepath.Join(dir, "link")), "name the same file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -277,6 +282,69 @@ func TestHostileBadInputUnderMpirun(t *testing.T) {
 			}
 			oneLine(t, tc.name, res.Stderr, tc.want)
 			sameFiles(t, before, snapshot(t, dir))
+		})
+	}
+}
+
+// Sizes from flags and headers are checked against this machine's memory
+// before anything is allocated: bad input, not an out-of-memory crash.
+// A case this machine could hold is skipped (it would run, for long).
+func TestHostileSizes(t *testing.T) {
+	mem := sizes.This().Memory
+	bel := func(d string, n uint64) string {
+		p := filepath.Join(d, "huge.bel")
+		h := []byte("DMGBEL\x00\x01")
+		h = binary.LittleEndian.AppendUint32(h, 0)
+		h = binary.LittleEndian.AppendUint32(h, 0)
+		h = binary.LittleEndian.AppendUint64(h, n)
+		h = binary.LittleEndian.AppendUint64(h, 1)
+		os.WriteFile(p, append(h, make([]byte, 16)...), 0o644)
+		return p
+	}
+	mtx := func(d string) string {
+		p := filepath.Join(d, "huge.mtx")
+		os.WriteFile(p, []byte("%%MatrixMarket matrix coordinate pattern general\n4000000000 4000000000 1\n1 2\n"), 0o644)
+		return p
+	}
+	for _, tc := range []struct {
+		name  string
+		needs uint64 // bytes the case needs at least (skipped when mem holds it)
+		args  func(d string) []string
+		want  string
+	}{
+		{"workers", 1e6 << 20, func(string) []string { return local("--workers", "1000000") }, "--workers 1000000 × --inflight 1"},
+		{"inflight", 1e6 << 20, func(string) []string { return local("--inflight", "1000000") }, "× --inflight 1000000 on 1 compute node(s)"},
+		{"workers × inflight overflow", math.MaxUint64, func(string) []string {
+			return local("--workers", "2000000000", "--inflight", "2000000000")
+		}, "more than 16 EiB"},
+		{"kron:31", 1 << 35, func(string) []string { return local("--graph", "kron:31") }, "kron:31: 2147483648 vertices"},
+		{"bel header of 2^32-1 vertices", 1 << 36, func(d string) []string { return local("--graph", bel(d, 1<<32-1)) }, "huge.bel: byte 16: 4294967295 vertices"},
+		{"convert a bel header of 2^32-1 vertices", 1 << 36, func(d string) []string {
+			return []string{"convert", bel(d, 1<<32-1), filepath.Join(d, "out.bel")}
+		}, "huge.bel: byte 16: 4294967295 vertices would need"},
+		{"bel header of 2^40 vertices", 0, func(d string) []string { return local("--graph", bel(d, 1<<40)) }, "dense ids are 32-bit"},
+		{"mtx of 4e9 rows", 64e9, func(d string) []string { return local("--graph", mtx(d)) }, "huge.mtx:2: matrix dimension 4000000000"},
+		{"mn-mem", 100 << 30, func(string) []string { return local("--mn-mem", "100GiB") }, "the pools of the 1 memory node(s) on this host (--mn-mem, or what the graph needs) would need 100 GiB"},
+		{"local roles", 0, func(string) []string {
+			return []string{"--local", "--roles", "cn:65536,mn:65536", "run", "--algo", "bfs", "--graph", "kron:6"}
+		}, "131072 ranks in one process; expected at most 256"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.needs > 0 && tc.needs <= mem {
+				t.Skipf("this machine holds %d bytes", mem)
+			}
+			dir := hostileDir(t)
+			args := tc.args(dir)
+			before := snapshot(t, dir)
+			so, se, code, took := dmgPlain(t, 30*time.Second, args...)
+			if code != 2 {
+				t.Fatalf("%v: exit %d, want 2\nstdout:%s\nstderr:%.2000s", args, code, so, se)
+			}
+			oneLine(t, tc.name, se, tc.want)
+			sameFiles(t, before, snapshot(t, dir))
+			if took > 10*time.Second {
+				t.Errorf("took %v to fail", took)
+			}
 		})
 	}
 }

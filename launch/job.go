@@ -118,6 +118,18 @@ func (j *Job) HostCNs() int {
 	return max(1, n)
 }
 
+// HostMNs is the number of memory nodes on this rank's host (at least 1).
+func (j *Job) HostMNs() int {
+	me := j.ranks[j.Rank()].Host
+	n := 0
+	for _, r := range j.ranks {
+		if r.Role == spmd.MN.String() && r.Host == me {
+			n++
+		}
+	}
+	return max(1, n)
+}
+
 // Logf prints a progress line on stderr, tagged with the rank and role:
 // with -v from rank 0, with -vv from every rank.
 func (j *Job) Logf(format string, args ...any) {

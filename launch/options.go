@@ -1,8 +1,10 @@
 package launch
 
 import (
-	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/spf13/pflag"
+
+	"github.com/dmg-hpc/dmg/sizes"
+	"github.com/dmg-hpc/dmg/spmd"
 )
 
 // Options are the flags every job shares. Commands add their own.
@@ -72,6 +74,13 @@ func (o *Options) roles(size int) (spmd.Roles, error) {
 	r, err := spmd.ParseRolesFor(o.Roles, o.need)
 	if err != nil {
 		return r, BadInput(err)
+	}
+	if o.Local {
+		// Every rank a goroutine of this process: bounded, and held by
+		// this machine.
+		if err := sizes.This().Ranks(r.CN, r.MN); err != nil {
+			return r, BadInput(err)
+		}
 	}
 	if size > 0 {
 		if err := r.Check(size); err != nil {

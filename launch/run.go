@@ -15,6 +15,7 @@ import (
 	"github.com/dmg-hpc/dmg/job"
 	"github.com/dmg-hpc/dmg/outfile"
 	"github.com/dmg-hpc/dmg/rank"
+	"github.com/dmg-hpc/dmg/sizes"
 	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/dmg-hpc/dmg/update"
 	"github.com/dmg-hpc/dmg/verbs"
@@ -168,6 +169,12 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 	if err := r.check(); err != nil {
 		return job.Config{}, err
 	}
+	// Each worker goroutine holds an endpoint and its buffers, on every
+	// compute node of this host.
+	senders := sizes.Product(uint64(workers), uint64(r.inflight), uint64(j.HostCNs()))
+	if err := sizes.This().Check(fmt.Sprintf("--workers %d × --inflight %d on %d compute node(s) of this host (%d goroutines with an endpoint each)", workers, r.inflight, j.HostCNs(), senders), senders, sizes.BytesPerSender); err != nil {
+		return job.Config{}, BadInput(err)
+	}
 	source, err := r.sourceID()
 	if err != nil {
 		return job.Config{}, err
@@ -215,6 +222,7 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 		return cfg, err
 	}
 	cfg.Csr.KeepBytes = int64(b)
+	cfg.Csr.HostReaders = j.HostCNs()
 	cfg.NoStage = r.noStage
 	cfg.RowBytes = max(int64(b), job.MinRowBytes)
 	if b == 0 {
@@ -254,6 +262,11 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 			c.Stuck = j.stalled
 		}
 		if err := poolPlace(&c, r.cxlDir, r.cxlDev); err != nil {
+			return nil, err
+		}
+		// Every rank is here: agree on whether each host holds its
+		// memory nodes' pools before any is allocated.
+		if err := j.checkPools(c); err != nil {
 			return nil, err
 		}
 		return j.openNetwork(c)
@@ -325,6 +338,37 @@ func (r *runFlags) check() error {
 		}
 	}
 	return checkCxlDir(r.cxlDir)
+}
+
+// checkPools refuses pools that a host cannot hold: every rank learns
+// every memory node's pool size and checks the memory nodes of its own
+// host (so rank 0 finds it, and prints it, on one host). A cxl pool in
+// another directory than /dev/shm, or on a device, is checked for space
+// by the cxl backend instead. It is collective.
+func (j *Job) checkPools(c verbs.Config) error {
+	sizesOf := make([]float64, len(j.ranks))
+	inMemory := len(c.PoolDevices) == 0 && (c.Provider != cxlProvider || c.PoolDir == "" || c.PoolDir == verbs.ShmDir)
+	if j.Role == spmd.MN && inMemory {
+		sizesOf[j.Rank()] = float64(c.PoolBytes)
+	}
+	if err := j.Sync(nil, sizesOf); err != nil {
+		return err
+	}
+	me := j.ranks[j.Rank()].Host
+	var need uint64
+	n := 0
+	for r, b := range sizesOf {
+		if b > 0 && j.ranks[r].Host == me {
+			need, n = sizes.Product(1, need+uint64(b)), n+1
+		}
+	}
+	var err error
+	if n > 0 {
+		if err = sizes.This().CheckTotal(fmt.Sprintf("the pools of the %d memory node(s) on this host (--mn-mem, or what the graph needs)", n), need); err != nil {
+			err = BadInput(err)
+		}
+	}
+	return j.Agree(err)
 }
 
 // checkCxlDir refuses a --cxl-dir that is not an existing directory.
