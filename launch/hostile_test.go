@@ -325,6 +325,9 @@ func TestHostileSizes(t *testing.T) {
 		{"bel header of 2^40 vertices", 0, func(d string) []string { return local("--graph", bel(d, 1<<40)) }, "dense ids are 32-bit"},
 		{"mtx of 4e9 rows", 64e9, func(d string) []string { return local("--graph", mtx(d)) }, "huge.mtx:2: matrix dimension 4000000000"},
 		{"mn-mem", 100 << 30, func(string) []string { return local("--mn-mem", "100GiB") }, "the pools of the 1 memory node(s) on this host (--mn-mem, or what the graph needs) would need 100 GiB"},
+		{"more compute nodes than vertices", 0, func(string) []string {
+			return []string{"--local", "--roles", "cn:100,mn:2", "run", "--algo", "bfs", "--graph", "kron:6"}
+		}, "100 compute nodes for a graph of 64 vertices"},
 		{"local roles", 0, func(string) []string {
 			return []string{"--local", "--roles", "cn:65536,mn:65536", "run", "--algo", "bfs", "--graph", "kron:6"}
 		}, "131072 ranks in one process; expected at most 256"},
