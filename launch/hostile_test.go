@@ -112,6 +112,9 @@ func TestHostileBadInput(t *testing.T) {
 		{"out and json both stdout", func(d string) []string {
 			return append([]string{"--json", "-"}, local("--out", "-")...)
 		}, "name standard output"},
+		{"out and cpuprofile the same file", func(d string) []string {
+			return append([]string{"--cpuprofile", filepath.Join(d, "p")}, local("--out", filepath.Join(d, "p.rank0.pprof"))...)
+		}, "name the same file"},
 		{"out a dangling link", func(d string) []string {
 			os.Symlink("nowhere", filepath.Join(d, "dangling"))
 			return local("--out", filepath.Join(d, "dangling"))

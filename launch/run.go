@@ -286,7 +286,11 @@ type poolRef struct {
 func (r *runFlags) setRoles(opts *Options) error {
 	opts.need = spmd.Both
 	opts.stdoutData = r.out == outfile.Stdout
-	if err := outfile.Distinct([2]string{"--out", r.out}, [2]string{"--json", opts.JSON}); err != nil {
+	prof := ""
+	if opts.CPUProfile != "" {
+		prof = opts.CPUProfile + ".rank0.pprof"
+	}
+	if err := outfile.Distinct([2]string{"--out", r.out}, [2]string{"--json", opts.JSON}, [2]string{"--cpuprofile", prof}); err != nil {
 		return BadInput(err)
 	}
 	if r.poolFile == "" {
