@@ -12,13 +12,13 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/pkg/errors"
 
 	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/outfile"
 )
 
 // Kind is the algorithm an output belongs to; it decides how values are
@@ -275,89 +275,12 @@ func formatOutput[T Value](w io.Writer, g *csr.Graph, values []T) error {
 }
 
 // WriteOutput writes values in Graphalytics format (see FormatOutput) to
-// path, through WriteAtomic.
+// path, through outfile.Write: a regular file is replaced by rename, a
+// device or FIFO written through, "-" is standard output.
 func WriteOutput[T Value](path string, g *csr.Graph, values []T) error {
-	return WriteAtomic(path, func(w io.Writer) error { return formatOutput(w, g, values) })
-}
-
-// WriteAtomic writes a file with write: into a temporary in path's
-// directory (TempPattern), synced and renamed into place, so on any error a
-// file already at path is left untouched and no partial output remains. An
-// error creating the temporary is an *OutputError (the path cannot be
-// written: bad input to a command line).
-func WriteAtomic(path string, write func(io.Writer) error) (err error) {
-	dir, base := filepath.Split(path)
-	if base == "" {
-		return &OutputError{errors.Errorf("algo: output path %q names a directory, want a file", path)}
-	}
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, TempPattern(base))
-	if err != nil {
-		return &OutputError{errors.Wrapf(err, "algo: cannot write %s", path)}
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err := write(f); err != nil {
-		return errors.WithMessagef(err, "algo: writing %s", path)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return errors.Wrapf(err, "algo: writing %s", path)
-	}
-	if err := f.Sync(); err != nil {
-		return errors.Wrapf(err, "algo: writing %s", path)
-	}
-	if err := f.Close(); err != nil {
-		return errors.Wrapf(err, "algo: writing %s", path)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return errors.Wrapf(err, "algo: renaming into %s", path)
-	}
-	return nil
-}
-
-// WriteFileAtomic writes data to path through WriteAtomic.
-func WriteFileAtomic(path string, data []byte) error {
-	return WriteAtomic(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
+	return outfile.Write(path, func(w io.Writer) error {
+		return errors.WithMessagef(formatOutput(w, g, values), "algo: writing %s", path)
 	})
-}
-
-// OutputError is a path WriteAtomic cannot write.
-type OutputError struct{ err error }
-
-func (e *OutputError) Error() string { return e.err.Error() }
-func (e *OutputError) Unwrap() error { return e.err }
-
-// CheckOutputPath reports whether WriteOutput could write path, without
-// touching anything already there: the directory must exist and accept a
-// new file, and path must not be a directory. Call it before a long
-// computation so a bad --out fails early.
-func CheckOutputPath(path string) error {
-	dir, base := filepath.Split(path)
-	if base == "" {
-		return errors.Errorf("algo: output path %q names a directory, want a file", path)
-	}
-	if dir == "" {
-		dir = "."
-	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return errors.Errorf("algo: output path %s is a directory, want a file", path)
-	}
-	f, err := os.CreateTemp(dir, "."+base+".check-*")
-	if err != nil {
-		return errors.Wrapf(err, "algo: output %s is not writable", path)
-	}
-	name := f.Name()
-	f.Close()
-	return errors.Wrapf(os.Remove(name), "algo: checking output %s", path)
 }
 
 // maxLineBytes bounds one line of an output file.
@@ -604,10 +527,6 @@ func floatMatch(e, a float64) bool {
 	return math.Abs(e-a) <= ValidationTolerance*math.Abs(e)
 }
 
-// TempPattern is the os.CreateTemp pattern of the temporary that an output
-// named base is written to before its rename: hidden, beside it, and named
-// by this process, so a rank that is interrupted removes its own
-// temporaries and nobody else's.
-func TempPattern(base string) string {
-	return fmt.Sprintf(".%s.tmp-%d-*", base, os.Getpid())
-}
+// TempPattern is outfile.TempPattern, the pattern of the temporary an
+// output named base is written to before its rename.
+func TempPattern(base string) string { return outfile.TempPattern(base) }

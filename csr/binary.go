@@ -181,8 +181,8 @@ func readBinary(r io.Reader, file string, o *Options, meta *Meta, snk sink) (*Ed
 		return nil, offsetErr(file, 12, "expected weight bytes 0, 4 or 8, got %d", wb)
 	}
 	n := binary.LittleEndian.Uint64(h[16:])
-	if n > o.maxVertices() {
-		return nil, offsetErr(file, 16, "%d vertices: more than %d; dense ids are 32-bit", n, o.maxVertices())
+	if p := vertexProblem(n, o.maxVertices(), o.HostReaders); p != "" {
+		return nil, offsetErr(file, 16, "%s", p)
 	}
 	m := binary.LittleEndian.Uint64(h[24:])
 	meta.DeclaredVertices, meta.DeclaredEdges = n, m

@@ -110,7 +110,7 @@ func ParseGenSpec(spec string) (GenSpec, error) {
 // Edges [lo, hi) of it can be produced alone with GenerateRange, e.g. one
 // range per rank.
 func Generate(spec string, opts Options) (*EdgeList, error) {
-	gs, err := ParseGenSpec(spec)
+	gs, err := opts.parseGen(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +247,7 @@ func scramble(v, scale, seed uint64) uint64 {
 }
 
 func generate(spec string, o *Options) (*Graph, *Meta, error) {
-	gs, err := ParseGenSpec(spec)
+	gs, err := o.parseGen(spec)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -257,4 +257,17 @@ func generate(spec string, o *Options) (*Graph, *Meta, error) {
 	}
 	meta := &Meta{Name: spec, Path: spec, Format: gs.Kind, DeclaredVertices: gs.N, InputEdges: gs.M}
 	return finish(el, meta, o)
+}
+
+// parseGen is ParseGenSpec with the generated graph's vertices checked
+// against this machine's memory (vertexProblem), for the readers o says.
+func (o *Options) parseGen(spec string) (GenSpec, error) {
+	gs, err := ParseGenSpec(spec)
+	if err != nil {
+		return gs, err
+	}
+	if p := vertexProblem(gs.N, MaxVertices, o.HostReaders); p != "" {
+		return gs, fileErr(spec, "%s", p)
+	}
+	return gs, nil
 }

@@ -72,8 +72,8 @@ func readMTX(r io.Reader, file string, o *Options, meta *Meta, snk sink, rc *rea
 		break
 	}
 	n := max(rows, cols)
-	if n > o.maxVertices() {
-		return nil, lineErr(file, lr.line, "matrix dimension %d: more than %d vertices; dense ids are 32-bit", n, o.maxVertices())
+	if p := vertexProblem(n, o.maxVertices(), o.HostReaders); p != "" {
+		return nil, lineErr(file, lr.line, "matrix dimension %d: %s", n, p)
 	}
 	if !directed && rows != cols {
 		return nil, lineErr(file, lr.line, "symmetric matrix must be square, got %d×%d", rows, cols)
@@ -136,7 +136,7 @@ func readMTX(r io.Reader, file string, o *Options, meta *Meta, snk sink, rc *rea
 	}
 	var blocks []*edgeBlock
 	var count uint64
-	total, err := parseText(lr.r, file, o.Workers, rc, newParser, func(p parsed, line0 int64) error {
+	total, err := parseTextAfter(lr.r, file, lr.line, o.Workers, rc, newParser, func(p parsed, line0 int64) error {
 		k := uint64(len(p.recs))
 		if p.blk != nil {
 			k = uint64(p.blk.len())

@@ -75,6 +75,9 @@ func resolve(spec string, o *Options) (path, format string, err error) {
 		}
 		path = p
 	}
+	if err := regularInput(path); err != nil {
+		return "", "", err
+	}
 	format = o.Format
 	if format == "" {
 		format = FormatOf(path)
@@ -189,6 +192,9 @@ func (r *readCloser) Close() error {
 // starts with the gzip magic. With rc's progress counter, it counts the
 // bytes read from the file (before decompression).
 func openFile(path string, rc *readConfig) (io.ReadCloser, error) {
+	if err := regularInput(path); err != nil {
+		return nil, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, errors.Wrap(err, "csr")
@@ -222,4 +228,28 @@ func (g gzErrReader) Read(p []byte) (int, error) {
 		err = errors.WithStack(&InputError{File: g.file, Offset: -1, Msg: "corrupt gzip data: " + err.Error()})
 	}
 	return n, err
+}
+
+// regularInput refuses an input that is not a regular file (after
+// following links), before opening it: opening a FIFO would wait for a
+// writer, and a reader reads its input more than once, or in byte ranges
+// on several ranks, which a FIFO, a pipe or a character device cannot
+// give. A missing path is left to the open that follows.
+func regularInput(path string) error {
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().IsRegular() || st.IsDir() {
+		return nil
+	}
+	what := "special file"
+	switch m := st.Mode(); {
+	case m&os.ModeNamedPipe != 0:
+		what = "FIFO"
+	case m&os.ModeCharDevice != 0:
+		what = "character device"
+	case m&os.ModeDevice != 0:
+		what = "block device"
+	case m&os.ModeSocket != 0:
+		what = "socket"
+	}
+	return fileErr(path, "a %s, not a regular file; expected a graph file (an input is read more than once, or in ranges by several ranks, which a stream cannot give: save it to a file first)", what)
 }

@@ -1,11 +1,14 @@
 package csr
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 	"strings"
 
 	"github.com/pkg/errors"
+
+	"github.com/dmg-hpc/dmg/sizes"
 )
 
 // LoopPolicy says what the builder does with self-loops (v→v).
@@ -70,6 +73,12 @@ type Options struct {
 	// depend on it.
 	KeepBytes int64
 
+	// HostReaders is how many readers on this machine each keep a few
+	// words per vertex of the whole graph (the compute nodes on this
+	// host; 0 or 1: one): a declared vertex count is checked against
+	// this machine's memory for all of them (sizes).
+	HostReaders int
+
 	// vertexLimit, if non-zero, lowers MaxVertices (fuzz tests use it to
 	// keep headers from asking for huge allocations).
 	vertexLimit uint64
@@ -80,6 +89,25 @@ func (o *Options) maxVertices() uint64 {
 		return o.vertexLimit
 	}
 	return MaxVertices
+}
+
+// vertexProblem checks a vertex count that an input declares before
+// anything is read (a binary header, a Matrix Market size line, a
+// generator's parameters): dense ids are 32-bit (at most max), and every
+// compute node keeps a few words per vertex, which this machine must
+// hold (sizes). It says what is wrong, or "".
+func vertexProblem(n, limit uint64, readers int) string {
+	if n > limit {
+		return fmt.Sprintf("%d vertices: more than %d; dense ids are 32-bit", n, limit)
+	}
+	what := fmt.Sprintf("%d vertices", n)
+	if readers > 1 {
+		what += fmt.Sprintf(" on each of the %d compute nodes on this host", readers)
+	}
+	if err := sizes.This().Check(what, sizes.Product(n, uint64(max(readers, 1))), sizes.BytesPerVertex); err != nil {
+		return strings.TrimPrefix(err.Error(), "sizes: ")
+	}
+	return ""
 }
 
 // EnsureDefaults fills in zero fields and returns o.

@@ -662,7 +662,7 @@ func (b *batcher) edges(es []edgeRec) {
 // the passes kept (call it after the last pass).
 func passes(spec string, o *Options, rc *readConfig) (func(snk sink) (*header, error), func(), error) {
 	if IsGeneratorSpec(spec) {
-		gs, err := ParseGenSpec(spec)
+		gs, err := o.parseGen(spec)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -30,11 +30,14 @@ func (lr *lineReader) next() ([]byte, error) {
 	b, err := lr.r.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
 		lr.long = append(lr.long[:0], b...)
-		for err == bufio.ErrBufferFull {
+		for err == bufio.ErrBufferFull && len(lr.long) <= MaxLineBytes+2 {
 			b, err = lr.r.ReadSlice('\n')
 			lr.long = append(lr.long, b...)
 		}
 		b = lr.long
+	}
+	if len(b) > MaxLineBytes && len(bytes.TrimRight(b, "\r\n")) > MaxLineBytes {
+		return nil, lineErr(lr.file, lr.line+1, "a line longer than %d bytes (the limit of one line of a text input); expected lines of a few fields, each ending in a line feed", MaxLineBytes)
 	}
 	if err != nil && err != io.EOF {
 		if IsInputError(err) {

@@ -3,6 +3,7 @@ package csr
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -273,4 +274,86 @@ func binaryWithProps(t *testing.T, g *Graph, props map[string]string) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// A line longer than the limit is an InputError naming file:line and the
+// limit, for every text format and however the blocks fall.
+func TestLineLimit(t *testing.T) {
+	long := strings.Repeat("1", 100)
+	tests := []struct {
+		name, file, content, want string
+	}{
+		{"el", "g.el", "1 2\n2 3\n" + long + " 2\n3 4\n", "g.el:3: a line longer than 64 bytes"},
+		{"el without line ends", "z.el", strings.Repeat("\x00", 1000), "z.el:1: a line longer than 64 bytes"},
+		{"snap last line", "g.txt", "# c\n1 2\n" + long, "g.txt:3: a line longer than 64 bytes"},
+		{"wel", "g.wel", "1 2 0.5\n1 2 0." + long + "\n", "g.wel:2: a line longer than 64 bytes"},
+		{"mtx entries", "m.mtx", "%%MatrixMarket matrix coordinate pattern general\n9 9 2\n1 2\n" + long + "\n", "m.mtx:4: a line longer than 64 bytes"},
+	}
+	for _, tc := range tests {
+		dir := t.TempDir()
+		writeFile(t, dir, tc.file, tc.content)
+		for _, workers := range []int{1, 3} {
+			for _, size := range []int{1, 7, 4096} {
+				t.Run(fmt.Sprintf("%s/workers=%d/block=%d", tc.name, workers, size), func(t *testing.T) {
+					_, _, err := open(filepath.Join(dir, tc.file), Options{Workers: workers}, &readConfig{maxLine: 64, blockBytes: func() int { return size }})
+					if err == nil || !IsInputError(err) || !strings.Contains(err.Error(), "/"+tc.want) {
+						t.Fatalf("error %v\nwant ...%s", err, tc.want)
+					}
+				})
+			}
+		}
+	}
+	// Header lines (Matrix Market, Graphalytics properties) are read line
+	// by line, with the limit MaxLineBytes.
+	dir := t.TempDir()
+	writeFile(t, dir, "h.mtx", "%%MatrixMarket matrix coordinate pattern general\n%"+strings.Repeat("c", MaxLineBytes+10)+"\n1 1 0\n")
+	writeFile(t, dir, "x.properties", "graph.x.directed = true\n"+strings.Repeat("p", 3*MaxLineBytes))
+	for file, want := range map[string]string{"h.mtx": "h.mtx:2: a line longer than", "x.properties": "x.properties:2: a line longer than"} {
+		if _, _, err := open(filepath.Join(dir, file), Options{}, nil); err == nil || !IsInputError(err) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", file, err, want)
+		}
+	}
+}
+
+// The block reader refuses a line longer than its limit, at its line, and
+// otherwise returns the input whole, in blocks of whole lines.
+func FuzzLineLimit(f *testing.F) {
+	f.Add([]byte("1 2\n3 4\n"), uint8(3), uint8(2))
+	f.Add([]byte("12345678\n1\n"), uint8(4), uint8(1))
+	f.Add([]byte("1\n\n123456"), uint8(5), uint8(9))
+	f.Fuzz(func(t *testing.T, data []byte, limit, block uint8) {
+		lim, size := int(limit%32)+1, int(block%16)+1
+		firstLong := int64(0)
+		for i, l := range bytes.Split(data, []byte{'\n'}) {
+			if len(l) > lim {
+				firstLong = int64(i) + 1
+				break
+			}
+		}
+		br := &blockReader{r: bytes.NewReader(data), rc: &readConfig{maxLine: lim, blockBytes: func() int { return size }}, file: "f"}
+		var got []byte
+		for {
+			b, end, err := br.next(nil)
+			got = append(got, b...)
+			if err != nil {
+				var ie *InputError
+				if !errors.As(err, &ie) || ie.Line != firstLong || firstLong == 0 {
+					t.Fatalf("error %v; the first line longer than %d is %d", err, lim, firstLong)
+				}
+				return
+			}
+			if len(b) > 0 && !end && b[len(b)-1] != '\n' {
+				t.Fatalf("block %q does not end a line", b)
+			}
+			if end {
+				break
+			}
+		}
+		if firstLong != 0 {
+			t.Fatalf("line %d is longer than %d but no error", firstLong, lim)
+		}
+		if !bytes.Equal(got, data) {
+			t.Fatalf("blocks %q, input %q", got, data)
+		}
+	})
 }

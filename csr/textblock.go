@@ -21,6 +21,12 @@ import (
 // textBlockBytes is the size a block of a text input aims at.
 const textBlockBytes = 1 << 20
 
+// MaxLineBytes bounds one line of a text input (without its line end):
+// a longer line is an InputError naming the file, the line and the
+// limit, so that an input without line ends (/dev/zero) cannot make a
+// reader grow without bound.
+const MaxLineBytes = 1 << 20
+
 // readConfig carries what a read wants besides Options: a progress
 // counter and, for tests, where blocks end. The zero value (or nil) is
 // the default.
@@ -38,6 +44,15 @@ type readConfig struct {
 	// first staging memory has room for (0: the sketch's bound), so that
 	// the second Open is taken.
 	vertexBound uint64
+	// maxLine, for tests, replaces MaxLineBytes (0: MaxLineBytes).
+	maxLine int
+}
+
+func (rc *readConfig) maxLineBytes() int {
+	if rc == nil || rc.maxLine <= 0 {
+		return MaxLineBytes
+	}
+	return rc.maxLine
 }
 
 func (rc *readConfig) slowOnly() bool { return rc != nil && rc.careful }
@@ -53,6 +68,8 @@ func (rc *readConfig) nextBlockBytes() int {
 type blockReader struct {
 	r     io.Reader
 	rc    *readConfig
+	file  string // for messages
+	lines int64  // the lines of the blocks returned so far
 	carry []byte // the partial line that ended the last block
 	err   error  // sticky: io.EOF or the read error
 }
@@ -60,9 +77,17 @@ type blockReader struct {
 // next fills buf with the next block: whole lines (at the end of the
 // input, a last line without '\n'). It returns the block, whether the
 // input ended with it, and a read error (not io.EOF) met after it; the
-// partial line before a read error is dropped, as lineReader does.
+// partial line before a read error is dropped, as lineReader does. A line
+// longer than the limit (MaxLineBytes) is such an error, an InputError.
 func (br *blockReader) next(buf []byte) (data []byte, end bool, rerr error) {
-	target := br.rc.nextBlockBytes()
+	data, end, rerr = br.cut(buf)
+	br.lines += countLines(data)
+	return data, end, rerr
+}
+
+func (br *blockReader) cut(buf []byte) (data []byte, end bool, rerr error) {
+	limit := br.rc.maxLineBytes()
+	target := min(br.rc.nextBlockBytes(), limit) // so only a block's first line can be too long
 	buf = append(buf[:0], br.carry...)
 	br.carry = br.carry[:0]
 	searched := 0 // the bytes of buf known to hold no '\n'
@@ -73,12 +98,26 @@ func (br *blockReader) next(buf []byte) (data []byte, end bool, rerr error) {
 			if i := bytes.LastIndexByte(buf[searched:], '\n'); i >= 0 {
 				cut = searched + i + 1
 			}
+			// A block aims at no more than the limit: only a longer one
+			// (a line that did not end within it) can hold a long line.
+			whole := buf
+			if br.err != io.EOF {
+				whole = buf[:max(cut, 0)]
+			}
+			if k := longLine(whole, limit); k > 0 || (cut < 0 && br.err == nil && len(buf) > limit) {
+				if k == 0 {
+					k = 1
+				}
+				br.err = lineErr(br.file, br.lines+k, "a line longer than %d bytes (the limit of one line of a text input); expected lines of a few fields, each ending in a line feed", limit)
+				return buf[:0], true, br.err
+			}
 			switch {
 			case br.err == io.EOF:
 				return buf, true, nil
 			case br.err != nil:
 				return buf[:max(cut, 0)], true, br.err
-			case cut >= 0:
+			}
+			if cut >= 0 {
 				br.carry = append(br.carry, buf[cut:]...)
 				return buf[:cut], false, nil
 			}
@@ -104,6 +143,27 @@ func (br *blockReader) next(buf []byte) (data []byte, end bool, rerr error) {
 			empty = 0
 		}
 	}
+}
+
+// longLine is the number (from 1) of data's first line longer than limit
+// bytes, or 0; it looks only when data is longer than limit.
+func longLine(data []byte, limit int) int64 {
+	if len(data) <= limit {
+		return 0
+	}
+	var k int64
+	for len(data) > 0 {
+		k++
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			i = len(data)
+		}
+		if i > limit {
+			return k
+		}
+		data = data[min(i+1, len(data)):]
+	}
+	return 0
 }
 
 // countLines is the number of lines of a block: its '\n's, plus one for a
@@ -137,7 +197,14 @@ type textBlock[R any] struct {
 // stops at the first error of use or of reading, and returns the number
 // of lines read.
 func parseText[R any](r io.Reader, file string, workers int, rc *readConfig, newParser func() func(data []byte, res *R), use func(res R, line0 int64) error) (int64, error) {
-	br := &blockReader{r: r, rc: rc}
+	return parseTextAfter(r, file, 0, workers, rc, newParser, use)
+}
+
+// parseTextAfter is parseText of the lines after the first skipped of
+// file (a header read line by line): they count in the line number of a
+// line too long; use still sees line numbers from 0.
+func parseTextAfter[R any](r io.Reader, file string, skipped int64, workers int, rc *readConfig, newParser func() func(data []byte, res *R), use func(res R, line0 int64) error) (int64, error) {
+	br := &blockReader{r: r, rc: rc, file: file, lines: skipped}
 	var line int64
 	// readErr is a read error as lineReader reports it.
 	readErr := func(err error) error {

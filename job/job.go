@@ -248,6 +248,11 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	if err = crossCheck(w, out.Chunks); err == nil {
 		shape, err = shareShape(w, spec, sh, &facts, out.Meta, cfg.Engine.Workers*cfg.Engine.Inflight)
 	}
+	if err == nil && uint64(w.Roles.CN) > shape.Vertices {
+		// A chunk holds at least one vertex (every rank knows the count:
+		// they fail alike, before the layout's collectives).
+		err = &rank.ParamError{Msg: fmt.Sprintf("%d compute nodes for a graph of %d vertices; expected at most one compute node per vertex (--roles)", w.Roles.CN, shape.Vertices)}
+	}
 	if err == nil && cfg.LoadOnly {
 		out.Degrees, err = gatherDegrees(w, &facts)
 	}
@@ -537,7 +542,8 @@ func planLayouts(w *spmd.World, cfg *Config, shape jobShape, f *chunkFacts, hasI
 	if !hasIn {
 		lcfg.Reserve = reserve
 	}
-	if l.Out, err = planOne(w, f.out, lcfg, shape.Vertices, shape.Edges, f.weighted); err != nil {
+	l.Out, err = planOne(w, f.out, lcfg, shape.Vertices, shape.Edges, f.weighted)
+	if err = planFailed(w, err); err != nil {
 		return l, err
 	}
 	if hasIn {
@@ -548,7 +554,8 @@ func planLayouts(w *spmd.World, cfg *Config, shape jobShape, f *chunkFacts, hasI
 				icfg.Base[m] = u.End
 			}
 		}
-		if l.In, err = planOne(w, f.in, icfg, shape.Vertices, shape.Edges, f.weighted); err != nil {
+		l.In, err = planOne(w, f.in, icfg, shape.Vertices, shape.Edges, f.weighted)
+		if err = planFailed(w, err); err != nil {
 			return l, err
 		}
 	}
@@ -575,6 +582,23 @@ func planLayouts(w *spmd.World, cfg *Config, shape jobShape, f *chunkFacts, hasI
 		return l, errors.Wrap(err, "job: decoding the layout")
 	}
 	return got, nil
+}
+
+// planFailed tells the MNs that the CNs' plan failed: the CNs plan from
+// the same gathered figures and fail alike, and no rank may be left in a
+// collective that the others skipped. It is collective.
+func planFailed(w *spmd.World, err error) error {
+	v := []int64{0}
+	if err != nil {
+		v[0] = 1
+	}
+	if rerr := w.Comm.AllReduceInt64(v, spmd.Max); rerr != nil {
+		return rerr
+	}
+	if v[0] == 1 && err == nil {
+		return errors.New("job: the compute nodes could not lay the graph out")
+	}
+	return err
 }
 
 // planOne plans one layout from every CN's chunk sizes (sizes, on the

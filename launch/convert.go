@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/outfile"
 	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/dustin/go-humanize"
 	"github.com/pkg/errors"
@@ -118,8 +118,8 @@ func (cf *convertFlags) check(opts *Options, out string) (csr.Options, error) {
 	if cf.weighted && cf.unweighted {
 		return csr.Options{}, BadInputf("launch: convert: --weighted and --unweighted exclude each other")
 	}
-	if lo := strings.ToLower(out); !strings.HasSuffix(lo, ".bel") && !strings.HasSuffix(lo, ".bel.gz") {
-		return csr.Options{}, BadInputf("launch: convert: output %s: expected a name ending in .bel (or .bel.gz), which is how dmg run knows the format", out)
+	if lo := strings.ToLower(out); out != outfile.Stdout && !strings.HasSuffix(lo, ".bel") && !strings.HasSuffix(lo, ".bel.gz") {
+		return csr.Options{}, BadInputf("launch: convert: output %s: expected a name ending in .bel (or .bel.gz), which is how dmg run knows the format, or - for a .bel on standard output", out)
 	}
 	co := csr.Options{Format: cf.format, Undirected: cf.undirected, Weighted: cf.weighted, Unweighted: cf.unweighted, Seed: cf.seed, Duplicates: csr.KeepDuplicates}
 	if cf.dropSelfLoops {
@@ -165,7 +165,11 @@ func convert(cf *convertFlags, co csr.Options, in, out string, stdout, stderr io
 	intr.writing(out)
 	intr.setPhase("writing " + out)
 	var written int64
-	err = algo.WriteAtomic(out, func(w io.Writer) error {
+	summary := stdout
+	if out == outfile.Stdout { // stdout holds the edge list alone
+		summary = stderr
+	}
+	err = writeOutput(outfile.Options{Stdout: stdout}, out, func(w io.Writer) error {
 		cw := &countWriter{w: w}
 		var dst io.Writer = cw
 		var zw *gzip.Writer
@@ -192,7 +196,7 @@ func convert(cf *convertFlags, co csr.Options, in, out string, stdout, stderr io
 		return nil
 	}
 	kind := graphKind(g.Directed, g.Weights != nil, "undirected")
-	convertSummary(stdout, meta.Name, out, uint64(g.N), g.NumEdges(), kind, written, readBytes, time.Since(start).Seconds(), 1)
+	convertSummary(summary, meta.Name, out, uint64(g.N), g.NumEdges(), kind, written, readBytes, time.Since(start).Seconds(), 1)
 	return nil
 }
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/pkg/errors"
 
-	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/outfile"
 	"github.com/dmg-hpc/dmg/spmd"
 )
 
@@ -20,6 +20,13 @@ import (
 // them needs the whole graph), and an OUT that is not gzipped (its
 // ranges are written in place).
 func streams(co csr.Options, in, out string) bool {
+	// Its ranks write their ranges in place, into a temporary file
+	// beside OUT: a device, FIFO or standard output takes the edges in
+	// order, from one process.
+	t, err := outfile.Resolve(out)
+	if err != nil || t.How != outfile.Replace {
+		return false
+	}
 	return co.Duplicates == csr.KeepDuplicates && csr.Stageable(in, co) && !strings.HasSuffix(strings.ToLower(out), ".gz")
 }
 
@@ -79,7 +86,7 @@ func convertStreamed(cf *convertFlags, co csr.Options, in, out string, stdout, s
 	if root {
 		intr.writing(out)
 		called := false
-		err = algo.WriteAtomic(out, func(w io.Writer) error {
+		err = writeOutput(outfile.Options{}, out, func(w io.Writer) error {
 			called = true
 			f := w.(*os.File)
 			if x != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dmg-hpc/dmg/csr"
 	"github.com/dmg-hpc/dmg/heartbeat"
+	"github.com/dmg-hpc/dmg/outfile"
 	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/dmg-hpc/dmg/verbs/memfab"
 	"github.com/pkg/errors"
@@ -114,6 +115,18 @@ func (j *Job) HostCNs() int {
 	n := 0
 	for _, r := range j.ranks {
 		if r.Role == spmd.CN.String() && r.Host == me {
+			n++
+		}
+	}
+	return max(1, n)
+}
+
+// HostMNs is the number of memory nodes on this rank's host (at least 1).
+func (j *Job) HostMNs() int {
+	me := j.ranks[j.Rank()].Host
+	n := 0
+	for _, r := range j.ranks {
+		if r.Role == spmd.MN.String() && r.Host == me {
 			n++
 		}
 	}
@@ -416,7 +429,7 @@ func rankMain(rt spmd.Runtime, roles spmd.Roles, opts *Options, stdout, stderr i
 	out, js := io.Discard, io.Discard
 	if w.Rank() == 0 {
 		out, js = stdout, stdout
-		if opts.JSON == "-" { // stdout holds only the JSON, for a parser
+		if opts.JSON == outfile.Stdout || opts.stdoutData { // stdout holds only the JSON or the results, for a parser
 			out = stderr
 		}
 	}
@@ -477,16 +490,16 @@ func startProfile(prefix string, rank int, local bool) (func(), error) {
 		return func() {}, nil
 	}
 	path := fmt.Sprintf("%s.rank%d.pprof", prefix, rank)
-	f, err := os.Create(path)
+	f, err := outfile.Create(path)
 	if err != nil {
 		return nil, BadInputf("launch: --cpuprofile: %v", err)
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
+	if err := pprof.StartCPUProfile(f.W); err != nil {
+		f.Abort()
 		return nil, errors.Wrapf(err, "launch: --cpuprofile %s", path)
 	}
 	return func() {
 		pprof.StopCPUProfile()
-		f.Close()
+		f.Commit()
 	}, nil
 }

@@ -1,8 +1,10 @@
 package launch
 
 import (
-	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/spf13/pflag"
+
+	"github.com/dmg-hpc/dmg/sizes"
+	"github.com/dmg-hpc/dmg/spmd"
 )
 
 // Options are the flags every job shares. Commands add their own.
@@ -22,6 +24,10 @@ type Options struct {
 	// allCN makes every rank a compute node (`dmg convert` under a
 	// launcher: every rank parses; there are no memory nodes).
 	allCN bool
+	// stdoutData is set when a command writes its data to standard
+	// output (--out -): the text report then goes to stderr, as with
+	// --json -.
+	stdoutData bool
 	// need is which roles the command's job holds (spmd.Both unless it
 	// serves a pool or attaches to one).
 	need spmd.Need
@@ -68,6 +74,13 @@ func (o *Options) roles(size int) (spmd.Roles, error) {
 	r, err := spmd.ParseRolesFor(o.Roles, o.need)
 	if err != nil {
 		return r, BadInput(err)
+	}
+	if o.Local {
+		// Every rank a goroutine of this process: bounded, and held by
+		// this machine.
+		if err := sizes.This().Ranks(r.CN, r.MN); err != nil {
+			return r, BadInput(err)
+		}
 	}
 	if size > 0 {
 		if err := r.Check(size); err != nil {

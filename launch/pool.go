@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dmg-hpc/dmg/job"
+	"github.com/dmg-hpc/dmg/outfile"
 	"github.com/dmg-hpc/dmg/pool"
 	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/dmg-hpc/dmg/verbs"
@@ -71,7 +72,7 @@ func serveBody(j *Job, sf *serveFlags) error {
 		err = BadInputf("launch: --mn-mem %s is too small for a pool; expected at least %s", sf.mnMem, humanize.IBytes(2*pool.DataStart))
 	}
 	if err == nil && j.IsRoot() {
-		err = checkPoolFile(sf.poolFile)
+		sf.poolFile, err = checkPoolFile(sf.poolFile, j.Opts.JSON)
 	}
 	if err := j.Agree(err); err != nil {
 		return err
@@ -149,19 +150,29 @@ func serveBody(j *Job, sf *serveFlags) error {
 
 // checkPoolFile refuses to overwrite the pool file of a serve job that
 // still runs on this host (a stale one, of a job that was killed, is
-// replaced).
-func checkPoolFile(path string) error {
-	f, err := pool.ReadFile(path)
-	if err != nil { // none, or not a pool file: written over
-		return checkWritable("--pool-file", path)
+// replaced), and a path that is not a file to replace: compute jobs read
+// the pool file, and serve removes it at its end. It returns the path to
+// write and remove: a symbolic link's target.
+func checkPoolFile(path, json string) (string, error) {
+	if err := outfile.Distinct([2]string{"--pool-file", path}, [2]string{"--json", json}); err != nil {
+		return "", BadInput(err)
 	}
-	host := hostname()
-	for _, m := range f.MNs {
-		if m.Host == host && m.PID > 0 && !gone(m.PID) {
-			return BadInputf("launch: --pool-file %s belongs to a pool that is still served (pid %d on %s); stop it first (dmg stop --pool-file %s) or choose another path", path, m.PID, host, path)
+	t, err := outfile.Resolve(path)
+	if err == nil && t.How != outfile.Replace {
+		err = BadInputf("launch: --pool-file %s is not a regular file; expected a file (or a missing path) that compute jobs can read", path)
+	}
+	if err != nil {
+		return "", BadInput(err)
+	}
+	if f, err := pool.ReadFile(t.Path); err == nil { // else none, or not a pool file: written over
+		host := hostname()
+		for _, m := range f.MNs {
+			if m.Host == host && m.PID > 0 && !gone(m.PID) {
+				return "", BadInputf("launch: --pool-file %s belongs to a pool that is still served (pid %d on %s); stop it first (dmg stop --pool-file %s) or choose another path", path, m.PID, host, path)
+			}
 		}
 	}
-	return checkWritable("--pool-file", path)
+	return t.Path, checkWritable("--pool-file", t.Path)
 }
 
 // attached is a job's handle on a served pool: its network, and rank 0's

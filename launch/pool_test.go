@@ -841,6 +841,10 @@ func TestPoolBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(dir, "missing.json")
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		np   int
@@ -853,6 +857,8 @@ func TestPoolBadInput(t *testing.T) {
 		{"--pool-file without --name", 2, []string{"--roles", "cn:2", "run", "--pool-file", garbage, "--algo", "bfs"}, "--name"},
 		{"load --pool-file without --name", 2, []string{"--roles", "cn:2", "load", "--pool-file", garbage, "--graph", "kron:8"}, "--name"},
 		{"serve without --pool-file", 2, []string{"--roles", "mn:2", "serve"}, "--pool-file"},
+		{"serve --pool-file a FIFO", 2, []string{"--roles", "mn:2", "serve", "--pool-file", fifo}, "not a regular file"},
+		{"serve --pool-file and --json the same", 2, []string{"--roles", "mn:2", "--json", missing, "serve", "--pool-file", dir + "/./missing.json"}, "name the same file"},
 		{"pool file missing", 2, []string{"--roles", "cn:2", "run", "--pool-file", missing, "--name", "g", "--algo", "bfs"}, missing},
 		{"garbage pool file", 2, []string{"--roles", "cn:2", "run", "--pool-file", garbage, "--name", "g", "--algo", "bfs"}, "not a pool file"},
 		{"garbage pool file, load", 2, []string{"--roles", "cn:2", "load", "--pool-file", garbage, "--name", "g", "--graph", "kron:8"}, "not a pool file"},

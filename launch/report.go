@@ -2,15 +2,16 @@ package launch
 
 import (
 	"encoding/json"
+	"io"
 
 	"github.com/pkg/errors"
 
-	"github.com/dmg-hpc/dmg/algo"
+	"github.com/dmg-hpc/dmg/outfile"
 )
 
-// writeJSON writes v as the --json report (rank 0 only), through a
-// temporary file renamed into place so an existing report is never left
-// half-written.
+// writeJSON writes v as the --json report (rank 0 only) through outfile:
+// an existing report is never left half-written, and "-" is the job's
+// JSON stream (rank 0's stdout).
 func writeJSON(j *Job, v any) error {
 	if j.Opts.JSON == "" || !j.IsRoot() {
 		return nil
@@ -19,20 +20,17 @@ func writeJSON(j *Job, v any) error {
 	if err != nil {
 		return errors.Wrap(err, "launch: encoding JSON report")
 	}
-	b = append(b, '\n')
-	if j.Opts.JSON == "-" {
-		_, err := j.json.Write(b)
+	return writeOutput(outfile.Options{Stdout: j.json}, j.Opts.JSON, func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
 		return err
-	}
-	return WriteFileAtomic(j.Opts.JSON, b)
+	})
 }
 
-// WriteFileAtomic writes data to path via a temporary file in the same
-// directory and a rename (algo.WriteFileAtomic); a path that cannot be
-// written is bad input.
-func WriteFileAtomic(path string, data []byte) error {
-	err := algo.WriteFileAtomic(path, data)
-	var oe *algo.OutputError
+// writeOutput writes a user-named output with o (outfile); a path that
+// cannot be written is bad input.
+func writeOutput(o outfile.Options, path string, write func(io.Writer) error) error {
+	err := o.Write(path, write)
+	var oe *outfile.Error
 	if errors.As(err, &oe) {
 		return BadInput(err)
 	}

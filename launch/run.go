@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -14,7 +13,9 @@ import (
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/csr"
 	"github.com/dmg-hpc/dmg/job"
+	"github.com/dmg-hpc/dmg/outfile"
 	"github.com/dmg-hpc/dmg/rank"
+	"github.com/dmg-hpc/dmg/sizes"
 	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/dmg-hpc/dmg/update"
 	"github.com/dmg-hpc/dmg/verbs"
@@ -168,6 +169,12 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 	if err := r.check(); err != nil {
 		return job.Config{}, err
 	}
+	// Each worker goroutine holds an endpoint and its buffers, on every
+	// compute node of this host.
+	senders := sizes.Product(uint64(workers), uint64(r.inflight), uint64(j.HostCNs()))
+	if err := sizes.This().Check(fmt.Sprintf("--workers %d × --inflight %d on %d compute node(s) of this host (%d goroutines with an endpoint each)", workers, r.inflight, j.HostCNs(), senders), senders, sizes.BytesPerSender); err != nil {
+		return job.Config{}, BadInput(err)
+	}
 	source, err := r.sourceID()
 	if err != nil {
 		return job.Config{}, err
@@ -217,6 +224,7 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 		return cfg, err
 	}
 	cfg.Csr.KeepBytes = int64(b)
+	cfg.Csr.HostReaders = j.HostCNs()
 	cfg.NoStage = r.noStage
 	cfg.RowBytes = max(int64(b), job.MinRowBytes)
 	if b == 0 {
@@ -240,7 +248,7 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 				return err
 			}
 		}
-		if js := j.Opts.JSON; js != "" && js != "-" {
+		if js := j.Opts.JSON; js != "" {
 			return checkWritable("--json", js)
 		}
 		return nil
@@ -256,6 +264,11 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 			c.Stuck = j.stalled
 		}
 		if err := poolPlace(&c, r.cxlDir, r.cxlDev); err != nil {
+			return nil, err
+		}
+		// Every rank is here: agree on whether each host holds its
+		// memory nodes' pools before any is allocated.
+		if err := j.checkPools(c); err != nil {
 			return nil, err
 		}
 		return j.openNetwork(c)
@@ -274,6 +287,14 @@ type poolRef struct {
 // attaches to a served pool, which it does under a launcher only.
 func (r *runFlags) setRoles(opts *Options) error {
 	opts.need = spmd.Both
+	opts.stdoutData = r.out == outfile.Stdout
+	prof := ""
+	if opts.CPUProfile != "" {
+		prof = opts.CPUProfile + ".rank0.pprof"
+	}
+	if err := outfile.Distinct([2]string{"--out", r.out}, [2]string{"--json", opts.JSON}, [2]string{"--cpuprofile", prof}); err != nil {
+		return BadInput(err)
+	}
 	if r.poolFile == "" {
 		return nil
 	}
@@ -322,6 +343,48 @@ func (r *runFlags) check() error {
 			return BadInputf("launch: %s %v; expected %s", c.flag, c.val, c.want)
 		}
 	}
+	return checkCxlDir(r.cxlDir)
+}
+
+// checkPools refuses pools that a host cannot hold: every rank learns
+// every memory node's pool size and checks the memory nodes of its own
+// host (so rank 0 finds it, and prints it, on one host). A cxl pool in
+// another directory than /dev/shm, or on a device, is checked for space
+// by the cxl backend instead. It is collective.
+func (j *Job) checkPools(c verbs.Config) error {
+	sizesOf := make([]float64, len(j.ranks))
+	inMemory := len(c.PoolDevices) == 0 && (c.Provider != cxlProvider || c.PoolDir == "" || c.PoolDir == verbs.ShmDir)
+	if j.Role == spmd.MN && inMemory {
+		sizesOf[j.Rank()] = float64(c.PoolBytes)
+	}
+	if err := j.Sync(nil, sizesOf); err != nil {
+		return err
+	}
+	me := j.ranks[j.Rank()].Host
+	var need uint64
+	n := 0
+	for r, b := range sizesOf {
+		if b > 0 && j.ranks[r].Host == me {
+			need, n = sizes.Product(1, need+uint64(b)), n+1
+		}
+	}
+	var err error
+	if n > 0 {
+		if err = sizes.This().CheckTotal(fmt.Sprintf("the pools of the %d memory node(s) on this host (--mn-mem, or what the graph needs)", n), need); err != nil {
+			err = BadInput(err)
+		}
+	}
+	return j.Agree(err)
+}
+
+// checkCxlDir refuses a --cxl-dir that is not an existing directory.
+func checkCxlDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return BadInputf("launch: --cxl-dir %s is not an existing directory; expected the directory where each memory node creates its cxl pool file (default %s)", dir, verbs.ShmDir)
+	}
 	return nil
 }
 
@@ -350,6 +413,9 @@ func poolPlace(c *verbs.Config, dir, devs string) error {
 	if dir != "" && devs != "" {
 		return BadInputf("launch: --cxl-dir and --cxl-dev exclude each other: files in a directory, or devices")
 	}
+	if err := checkCxlDir(dir); err != nil {
+		return err
+	}
 	c.PoolDir = dir
 	if devs != "" {
 		c.PoolDevices = strings.Split(devs, ",")
@@ -359,37 +425,26 @@ func poolPlace(c *verbs.Config, dir, devs string) error {
 
 const cxlProvider = "cxl"
 
-// openNetwork opens the job's data path: the in-process fabric with
-// --local, the cxl backend with --fabric cxl, libfabric otherwise. It is
-// collective.
+// openNetwork opens the job's data path: the cxl backend with --fabric
+// cxl (its files or devices, with --local too), the in-process fabric
+// with --local, libfabric otherwise. It is collective.
 func (j *Job) openNetwork(c verbs.Config) (verbs.Network, error) {
 	switch {
-	case j.Opts.Local:
-		return memfab.Open(j.cluster, j.World, c)
 	case c.Provider == cxlProvider:
 		return cxl.Open(j.World, c)
+	case j.Opts.Local:
+		return memfab.Open(j.cluster, j.World, c)
 	}
 	return fabric.Open(j.World, c)
 }
 
-// checkWritable fails unless a file can be created beside path and path
-// is not a directory (an output is written to a temporary and renamed).
+// checkWritable fails unless the output flag's path could be written
+// (outfile.Check): a bad output is bad input, found before the work.
 func checkWritable(flag, path string) error {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return BadInputf("launch: %s %s is a directory; expected a file to write", flag, path)
+	if err := outfile.Check(path); err != nil {
+		return BadInput(errors.WithMessage(err, "launch: "+flag))
 	}
-	dir := filepath.Dir(path)
-	st, err := os.Stat(dir)
-	if err != nil || !st.IsDir() {
-		return BadInputf("launch: %s %s: directory %s does not exist", flag, path, dir)
-	}
-	f, err := os.CreateTemp(dir, ".dmg-write-check-*")
-	if err != nil {
-		return BadInputf("launch: %s %s: cannot write in %s: %v", flag, path, dir, err)
-	}
-	name := f.Name()
-	f.Close()
-	return os.Remove(name)
+	return nil
 }
 
 func runJobBody(j *Job, rf *runFlags) error {

@@ -415,9 +415,10 @@ func TestPeerStalled(t *testing.T) {
 }
 
 // Before the fabric is up (the heartbeats are in DM), a stopped peer on
-// the same host is seen in /proc: here the CNs wait on a graph that never
-// comes (a FIFO nobody writes), as they would on a slow file system, and a
-// stopped rank ends the job within --peer-timeout plus a few seconds.
+// the same host is seen in /proc: here a rank is stopped while the CNs
+// still build a kron:21 graph (seconds; the others then wait for it at
+// the fabric's opening), and it ends the job within --peer-timeout plus a
+// few seconds.
 func TestPeerStoppedWhileReading(t *testing.T) {
 	if testing.Short() {
 		t.Skip("mpirun integration test")
@@ -428,11 +429,7 @@ func TestPeerStoppedWhileReading(t *testing.T) {
 		want string
 	}{{1, "rank 1 (cn 1, pid "}, {2, "rank 2 (mn 0, pid "}} {
 		t.Run(fmt.Sprintf("rank%d", c.rank), func(t *testing.T) {
-			fifo := filepath.Join(t.TempDir(), "never.el")
-			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			cmd := exec.Command(mpitest.Mpirun(t), "-q", "-np", "4", dmgBin(t), "--roles", "cn:2,mn:2", "run", "--algo", "bfs", "--graph", fifo, "--peer-timeout", timeout.String())
+			cmd := exec.Command(mpitest.Mpirun(t), "-q", "-np", "4", dmgBin(t), "--roles", "cn:2,mn:2", "run", "--algo", "bfs", "--graph", "kron:21", "--peer-timeout", timeout.String())
 			cmd.Env = append(os.Environ(), mpitest.Env()...)
 			stderr := &syncBuffer{}
 			cmd.Stderr = stderr
@@ -449,7 +446,7 @@ func TestPeerStoppedWhileReading(t *testing.T) {
 				}
 				pids = rankPIDs(t, cmd.Process.Pid)
 			}
-			time.Sleep(2 * time.Second) // every rank past MPI's start, the CNs at the FIFO
+			time.Sleep(500 * time.Millisecond) // every rank past MPI's start, the CNs building the graph
 			msg := stopAndAwaitEnd(t, cmd, done, stderr, pids, c.rank, timeout)
 			syscall.Kill(pids[c.rank], syscall.SIGKILL)
 			if n := strings.Count(msg, "peers stalled: "); n != 1 || !strings.Contains(msg, c.want) || !strings.Contains(msg, "has been stopped for") {

@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/pkg/errors"
 
+	"github.com/dmg-hpc/dmg/outfile"
 	"github.com/dmg-hpc/dmg/verbs"
 )
 
@@ -153,9 +153,9 @@ func ReadFile(path string) (*File, error) {
 	return f, nil
 }
 
-// WriteFile validates f and writes it to path atomically: to a temporary
-// file (mode 0600) in the same directory, synced, then renamed over path.
-// Readers see either the old file or the new one, never a part.
+// WriteFile validates f and writes it to path through outfile (mode
+// 0600): to a temporary in the same directory, synced, then renamed over
+// path. Readers see either the old file or the new one, never a part.
 func WriteFile(path string, f *File) (err error) {
 	if verr := f.Validate(); verr != nil {
 		var fe *FileError
@@ -169,42 +169,8 @@ func WriteFile(path string, f *File) (err error) {
 		return errors.Wrapf(err, "pool file %s: encoding", path)
 	}
 	b = append(b, '\n')
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return errors.Wrapf(err, "pool file %s: creating a temporary file in %s", path, dir)
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if err = tmp.Chmod(0o600); err != nil {
-		return errors.Wrapf(err, "pool file %s: setting mode 0600 on %s", path, tmp.Name())
-	}
-	if _, err = tmp.Write(b); err != nil {
-		return errors.Wrapf(err, "pool file %s: writing %s", path, tmp.Name())
-	}
-	if err = tmp.Sync(); err != nil {
-		return errors.Wrapf(err, "pool file %s: syncing %s", path, tmp.Name())
-	}
-	if err = tmp.Close(); err != nil {
-		return errors.Wrapf(err, "pool file %s: closing %s", path, tmp.Name())
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return errors.Wrapf(err, "pool file %s: renaming %s over it", path, tmp.Name())
-	}
-	// Make the rename durable; a directory that cannot be synced (some
-	// file systems refuse) still holds the file.
-	if d, derr := os.Open(dir); derr == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
-	return nil
+	// Mode 0600: the file holds the pools' memory keys.
+	return outfile.Options{Mode: 0o600}.WriteFile(path, b)
 }
 
 // NewToken returns a random nonzero token from crypto/rand.

@@ -2,8 +2,8 @@ package suite
 
 import (
 	"fmt"
+	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -14,6 +14,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/dmg-hpc/dmg/outfile"
 )
 
 // Plot file names.
@@ -272,10 +274,12 @@ func (intTicks) Ticks(lo, hi float64) []plot.Tick {
 
 func savePlot(p *plot.Plot, path string, groups int) error {
 	w := vg.Length(math.Max(16, math.Min(40, 4*float64(groups)))) * vg.Centimeter
-	tmp := path + ".tmp.png"
-	if err := p.Save(w, 12*vg.Centimeter, tmp); err != nil {
-		os.Remove(tmp)
-		return errors.Wrapf(err, "suite: saving %s", path)
-	}
-	return errors.Wrapf(os.Rename(tmp, path), "suite: saving %s", path)
+	return errors.Wrapf(outfile.Write(path, func(out io.Writer) error {
+		wt, err := p.WriterTo(w, 12*vg.Centimeter, "png")
+		if err != nil {
+			return err
+		}
+		_, err = wt.WriteTo(out)
+		return err
+	}), "suite: saving %s", path)
 }

@@ -8,8 +8,9 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/dmg-hpc/dmg/algo"
 	"github.com/pkg/errors"
+
+	"github.com/dmg-hpc/dmg/outfile"
 )
 
 // Row is one run of the matrix. Metrics are the report's numeric fields
@@ -129,7 +130,7 @@ func writeRows(dir string, rows []Row) error {
 	if err := w.Error(); err != nil {
 		return errors.Wrap(err, "suite: encoding results.csv")
 	}
-	if err := algo.WriteFileAtomic(filepath.Join(dir, "results.csv"), buf.Bytes()); err != nil {
+	if err := outfile.WriteFile(filepath.Join(dir, "results.csv"), buf.Bytes()); err != nil {
 		return err
 	}
 	return writeJSONFile(filepath.Join(dir, "results.json"), rows)
@@ -140,7 +141,7 @@ func writeJSONFile(path string, v any) error {
 	if err != nil {
 		return errors.Wrapf(err, "suite: encoding %s", path)
 	}
-	return algo.WriteFileAtomic(path, append(b, '\n'))
+	return outfile.WriteFile(path, append(b, '\n'))
 }
 
 func sortedKeys[V any](m map[string]V) []string {

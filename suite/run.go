@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/pkg/errors"
+
+	"github.com/dmg-hpc/dmg/outfile"
 )
 
 // exitBadInput is the exit status of a dmg run refusing its input (an
@@ -128,11 +130,16 @@ func (s *Suite) runOne(ctx context.Context, bin, dir string, row *Row, v Variant
 		row.Status, row.Error = Failed, fmt.Sprintf(format, a...)
 		return code
 	}
-	logf, err := os.Create(logPath)
+	lf, err := outfile.Create(logPath)
 	if err != nil {
 		return fail(-1, "creating %s: %v", logPath, err)
 	}
-	defer logf.Close()
+	defer func() {
+		if err := lf.Commit(); err != nil && row.Status != Failed {
+			row.Status, row.Error = Failed, err.Error()
+		}
+	}()
+	logf := lf.W
 	fmt.Fprintf(logf, "$ %s %s\n", name, strings.Join(argv, " "))
 	rctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()

@@ -12,9 +12,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dustin/go-humanize"
 	"github.com/pkg/errors"
+
+	"github.com/dmg-hpc/dmg/outfile"
 )
 
 // Summary is one cell (graph × algorithm × layout × variant): the median
@@ -184,7 +185,7 @@ func (s *Suite) Report(rows []Row) error {
 	if _, err := orDiscard(s.Out).Write(tbl.Bytes()); err != nil {
 		return errors.Wrap(err, "suite: writing the summary")
 	}
-	if err := algo.WriteFileAtomic(filepath.Join(s.OutDir, "summary.txt"), tbl.Bytes()); err != nil {
+	if err := outfile.WriteFile(filepath.Join(s.OutDir, "summary.txt"), tbl.Bytes()); err != nil {
 		return err
 	}
 	if err := writeJSONFile(filepath.Join(s.OutDir, "summary.json"), sums); err != nil {

@@ -1,11 +1,11 @@
 package verbs
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/pkg/errors"
 )
@@ -14,26 +14,134 @@ import (
 // backend its pools by default.
 const ShmDir = "/dev/shm"
 
-// RemoveStale deletes the files that DMG ranks of dead processes left in
-// dir (a rank that is killed cannot remove them): those named
-// "dmg-PID-..." — the fabric backend's shm regions (see dmgfab.c), the cxl
-// backend's pools — whose PID no longer exists. Others' files are never
+// RuntimeMarker begins the name of every file DMG creates for the
+// duration of a process (the fabric backend's shm regions, see dmgfab.c;
+// the cxl backend's pools): RuntimeMarker + "PID-START-REST", START being
+// the process's start time (/proc/PID/stat, clock ticks since boot), so
+// that neither a user's file nor a later process with the same pid can be
+// taken for a dead process's.
+const RuntimeMarker = "dmgjob-"
+
+// RuntimeName is the name of a file this process creates for its own
+// lifetime: RuntimeMarker, its pid and start time, then rest (not empty;
+// letters, digits, '.', '_', '-').
+func RuntimeName(rest string) (string, error) {
+	pid := os.Getpid()
+	start, err := ProcStart(pid)
+	if err != nil {
+		return "", err
+	}
+	return formatRuntimeName(pid, start, rest), nil
+}
+
+func formatRuntimeName(pid int, start uint64, rest string) string {
+	return fmt.Sprintf("%s%d-%d-%s", RuntimeMarker, pid, start, rest)
+}
+
+// ParseRuntimeName splits a name made by RuntimeName; ok is false for
+// any other name. Numbers are canonical (no sign, no leading zero), so
+// one process's names format back to themselves.
+func ParseRuntimeName(name string) (pid int, start uint64, rest string, ok bool) {
+	s, found := strings.CutPrefix(name, RuntimeMarker)
+	if !found {
+		return 0, 0, "", false
+	}
+	pidText, s, found := strings.Cut(s, "-")
+	if !found {
+		return 0, 0, "", false
+	}
+	startText, rest, found := strings.Cut(s, "-")
+	if !found || rest == "" || !canonical(pidText) || !canonical(startText) {
+		return 0, 0, "", false
+	}
+	for _, c := range rest {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return 0, 0, "", false
+		}
+	}
+	p, err := strconv.ParseInt(pidText, 10, 32)
+	if err != nil || p <= 0 {
+		return 0, 0, "", false
+	}
+	st, err := strconv.ParseUint(startText, 10, 64)
+	if err != nil {
+		return 0, 0, "", false
+	}
+	return int(p), st, rest, true
+}
+
+// canonical: decimal digits, no leading zero (but "0").
+func canonical(s string) bool {
+	if s == "" || len(s) > 1 && s[0] == '0' {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// ProcStart is the start time of process pid: field 22 of /proc/PID/stat,
+// in clock ticks since boot. An error wrapping os.ErrNotExist means there
+// is no such process.
+func ProcStart(pid int) (uint64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, errors.Wrapf(err, "verbs: start time of pid %d", pid)
+	}
+	return parseProcStat(string(b))
+}
+
+// parseProcStat reads the start time from a /proc/PID/stat line: the
+// command (field 2) is in parentheses and may hold spaces and ')', so the
+// fields are counted after its last ')'.
+func parseProcStat(line string) (uint64, error) {
+	i := strings.LastIndexByte(line, ')')
+	if i < 0 {
+		return 0, errors.Errorf("verbs: /proc stat line without a command: %.40q", line)
+	}
+	f := strings.Fields(line[i+1:])
+	const startField = 22 - 3 // fields after the command begin at field 3
+	if len(f) <= startField {
+		return 0, errors.Errorf("verbs: /proc stat line of %d fields after the command; expected at least %d", len(f), startField+1)
+	}
+	v, err := strconv.ParseUint(f[startField], 10, 64)
+	if err != nil {
+		return 0, errors.Errorf("verbs: /proc stat start time %q is not a number", f[startField])
+	}
+	return v, nil
+}
+
+// alive reports whether process pid, started at start, still runs. When
+// that cannot be told (/proc unreadable), it is taken as alive.
+func alive(pid int, start uint64) bool {
+	have, err := ProcStart(pid)
+	if errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	return err != nil || have == start
+}
+
+// RemoveStale deletes the files that dead DMG processes left in dir (a
+// rank that is killed cannot remove them): exactly those whose name
+// ParseRuntimeName accepts and whose (pid, start time) is no running
+// process. Any other file — a user's "dmg-2024-results.csv" — is never
 // touched; errors are ignored (a file in use by a live process is not
 // stale). It returns how many it removed.
 func RemoveStale(dir string) int {
-	names, _ := filepath.Glob(filepath.Join(dir, "dmg-*"))
+	names, _ := filepath.Glob(filepath.Join(dir, RuntimeMarker+"*"))
 	removed := 0
 	for _, p := range names {
-		rest := strings.TrimPrefix(filepath.Base(p), "dmg-")
-		pidText, _, ok := strings.Cut(rest, "-")
-		if !ok {
+		pid, start, _, ok := ParseRuntimeName(filepath.Base(p))
+		if !ok || alive(pid, start) {
 			continue
 		}
-		pid, err := strconv.Atoi(pidText)
-		if err != nil || pid <= 0 {
-			continue
+		if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() {
+			continue // DMG creates regular files only
 		}
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) && os.Remove(p) == nil {
+		if os.Remove(p) == nil {
 			removed++
 		}
 	}

@@ -5,36 +5,112 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
-// Only DMG regions of dead processes are removed.
+// Only DMG's runtime files of dead processes are removed: a user's files
+// named like them, and a live process's, stay.
 func TestRemoveStale(t *testing.T) {
 	cmd := exec.Command("true")
 	if err := cmd.Run(); err != nil {
 		t.Skip("no `true` to make a dead pid:", err)
 	}
 	dead := cmd.Process.Pid
-	dir := t.TempDir()
-	files := map[string]bool{ // name → should survive
-		fmt.Sprintf("dmg-%d-18ec-0", dead):        false,
-		fmt.Sprintf("dmg-%d-18ec-1", os.Getpid()): true,
-		fmt.Sprintf("%d:0:0", dead):               true, // not ours
-		"dmg-notapid-x-0":                         true,
-		"dmg-":                                    true,
+	me := os.Getpid()
+	myStart, err := ProcStart(me)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for name := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		keep bool
+	}{
+		{formatRuntimeName(dead, 12345, "cxl-mn0-0123456789ab"), false}, // a dead job's pool
+		{formatRuntimeName(dead, 12345, "ep0"), false},                  // a dead job's shm region
+		{formatRuntimeName(me, myStart+1, "ep3"), false},                // this pid, reused: the old process is dead
+		{formatRuntimeName(me, myStart, "cxl-mn1-0123456789ab"), true},  // this live process's
+		{"dmg-2024-results.csv", true},                                  // a user's look-alike, the issue's
+		{fmt.Sprintf("dmg-%d-18ec-0", dead), true},                      // the old, unmarked form
+		{fmt.Sprintf("%d:0:0", dead), true},                             // libfabric's own
+		{RuntimeMarker + "2024-results.csv", true},
+		{RuntimeMarker + fmt.Sprint(dead) + "-0123-x", true}, // not canonical
+		{RuntimeMarker + fmt.Sprint(dead) + "-5-", true},     // nothing after the start
+		{RuntimeMarker + fmt.Sprint(dead) + "-5-a b", true},  // a space
+		{RuntimeMarker, true},
+		{"dmg-", true},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, tc.name), []byte("data"), 0o600); err != nil {
 			t.Fatal(err)
 		}
+		defer func() {
+			_, err := os.Stat(filepath.Join(dir, tc.name))
+			if (err == nil) != tc.keep {
+				t.Errorf("%s: exists %v, want %v", tc.name, err == nil, tc.keep)
+			}
+		}()
 	}
-	if n := RemoveStale(dir); n != 1 {
-		t.Errorf("removed %d regions, want 1", n)
+	// A directory with a runtime name is not DMG's.
+	if err := os.Mkdir(filepath.Join(dir, formatRuntimeName(dead, 7, "d")), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	for name, keep := range files {
-		_, err := os.Stat(filepath.Join(dir, name))
-		if (err == nil) != keep {
-			t.Errorf("%s: exists %v, want %v", name, err == nil, keep)
+	if n := RemoveStale(dir); n != 3 {
+		t.Errorf("removed %d files, want 3", n)
+	}
+	if _, err := os.Stat(filepath.Join(dir, formatRuntimeName(dead, 7, "d"))); err != nil {
+		t.Error("a directory was removed")
+	}
+}
+
+func TestRuntimeName(t *testing.T) {
+	name, err := RuntimeName("cxl-mn0-ab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, start, rest, ok := ParseRuntimeName(name)
+	if !ok || pid != os.Getpid() || rest != "cxl-mn0-ab" || !alive(pid, start) {
+		t.Errorf("%s: %d %d %q %v, alive %v", name, pid, start, rest, ok, alive(pid, start))
+	}
+}
+
+func TestParseProcStat(t *testing.T) {
+	tail := " S 1 1 1 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10"
+	for _, tc := range []struct {
+		line string
+		want uint64
+		ok   bool
+	}{
+		{"42 (dmg)" + tail, 987654, true},
+		{"42 (a) b) c)" + tail, 987654, true}, // a command with ") "
+		{"42 (dmg) S 1 2", 0, false},
+		{"42 dmg" + tail, 0, false},
+		{"42 (dmg)" + strings.Replace(tail, "987654", "x", 1), 0, false},
+	} {
+		got, err := parseProcStat(tc.line)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("parseProcStat(%q) = %d, %v; want %d ok %v", tc.line, got, err, tc.want, tc.ok)
 		}
 	}
+}
+
+// A name the parser accepts formats back to itself: two different
+// (pid, start) never share a name.
+func FuzzParseRuntimeName(f *testing.F) {
+	f.Add(formatRuntimeName(123, 456, "cxl-mn0-ab"))
+	f.Add("dmg-2024-results.csv")
+	f.Add(RuntimeMarker + "01-2-x")
+	f.Fuzz(func(t *testing.T, name string) {
+		pid, start, rest, ok := ParseRuntimeName(name)
+		if ok && formatRuntimeName(pid, start, rest) != name {
+			t.Errorf("%q parsed as %d %d %q, which formats as %q", name, pid, start, rest, formatRuntimeName(pid, start, rest))
+		}
+	})
+}
+
+func FuzzParseProcStat(f *testing.F) {
+	f.Add("42 (dmg) S 1 1 1 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10")
+	f.Fuzz(func(t *testing.T, line string) {
+		parseProcStat(line) // no panic
+	})
 }

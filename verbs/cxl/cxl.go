@@ -66,7 +66,11 @@ func (m *memory) Create(mn int, size uint64) (*memfab.Pool, []byte, error) {
 	if _, err := rand.Read(r[:]); err != nil {
 		return nil, nil, errors.Wrap(err, "verbs: naming a cxl pool")
 	}
-	path := filepath.Join(m.dir, fmt.Sprintf("dmg-%d-cxl-mn%d-%s", os.Getpid(), mn, hex.EncodeToString(r[:])))
+	name, err := verbs.RuntimeName(fmt.Sprintf("cxl-mn%d-%s", mn, hex.EncodeToString(r[:])))
+	if err != nil {
+		return nil, nil, errors.Wrap(err, "verbs: naming a cxl pool")
+	}
+	path := filepath.Join(m.dir, name)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, nil, badInputf("verbs: creating the cxl pool %s: %v", path, err)

@@ -44,7 +44,7 @@ func TestConformance(t *testing.T) {
 // assertEmpty: every pool file was removed at Close.
 func assertEmpty(t *testing.T, dir string) {
 	t.Helper()
-	left, _ := filepath.Glob(filepath.Join(dir, "dmg-*"))
+	left, _ := filepath.Glob(filepath.Join(dir, verbs.RuntimeMarker+"*"))
 	if len(left) > 0 {
 		t.Errorf("pool files left after Close: %v", left)
 	}
@@ -147,15 +147,20 @@ func TestRemovesStalePools(t *testing.T) {
 		t.Skip("no `true` to make a dead pid:", err)
 	}
 	dir := t.TempDir()
-	stale := filepath.Join(dir, fmt.Sprintf("dmg-%d-cxl-mn0-0123456789ab", cmd.Process.Pid))
-	live := filepath.Join(dir, fmt.Sprintf("dmg-%d-cxl-mn0-0123456789ab", os.Getpid()))
+	mine, err := verbs.RuntimeName("cxl-mn0-0123456789ab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(dir, fmt.Sprintf("%s%d-5-cxl-mn0-0123456789ab", verbs.RuntimeMarker, cmd.Process.Pid))
+	live := filepath.Join(dir, mine)
 	other := filepath.Join(dir, "someone-else")
-	for _, p := range []string{stale, live, other} {
+	lookalike := filepath.Join(dir, fmt.Sprintf("dmg-%d-results.csv", cmd.Process.Pid))
+	for _, p := range []string{stale, live, other, lookalike} {
 		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	err := runLocal(spmd.Roles{CN: 1, MN: 1}, func(w *spmd.World) error {
+	err = runLocal(spmd.Roles{CN: 1, MN: 1}, func(w *spmd.World) error {
 		net, err := cxl.Open(w, verbs.Config{PoolBytes: 4096, PoolDir: dir})
 		if err != nil {
 			return err
@@ -168,7 +173,7 @@ func TestRemovesStalePools(t *testing.T) {
 	if _, err := os.Stat(stale); err == nil {
 		t.Errorf("stale pool %s not removed", stale)
 	}
-	for _, p := range []string{live, other} {
+	for _, p := range []string{live, other, lookalike} {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("%s removed: %v", p, err)
 		}

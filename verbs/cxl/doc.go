@@ -4,7 +4,7 @@
 // hugetlbfs mount. Selected with --fabric cxl.
 //
 // Each MN creates its pool as a file in Config.PoolDir (default /dev/shm),
-// named "dmg-PID-cxl-mnN-RANDOM" and reserved in full with fallocate
+// named "dmgjob-PID-START-cxl-mnN-RANDOM" (verbs.RuntimeName) and reserved in full with fallocate
 // before anything is written, or maps its device from Config.PoolDevices;
 // the MNs publish the names through the world's all-gather and every CN
 // maps every MN's pool shared. READ and WRITE are copies, CAS64 and FAA64

@@ -82,6 +82,15 @@ static int64_t now_ns(void) {
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+
+// shm_prefix begins the names of this process's shm endpoint regions:
+// verbs.RuntimeName("") without its last part, set before any endpoint.
+static char shm_prefix[96] = "dmgjob-0-0-";
+
+void dmg_set_shm_prefix(const char *p) {
+	snprintf(shm_prefix, sizeof shm_prefix, "%s", p);
+}
+
 // nap sleeps briefly; the first nap on a thread lowers its timer slack from
 // the default 50 µs so that short naps stay short.
 static void nap(long ns) {
@@ -177,16 +186,12 @@ static int open_ep(dmg_fab *f, int wait, struct fid_ep **ep, struct fid_cq **cq,
 		// shm names each endpoint's region in /dev/shm "PID:N:..." by
 		// default; a rank that was killed leaves its regions behind, and a
 		// later process with the same PID then fails fi_enable with EBUSY.
-		// A name with this process's start time cannot meet a stale one.
-		static long long start;
+		// A name with this process's start time cannot meet a stale one,
+		// and its marker tells it from a user's file (verbs.RuntimeName;
+		// the prefix is set by dmg_set_shm_prefix).
 		static int counter;
-		if (!start) {
-			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			start = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-		}
-		char name[64];
-		snprintf(name, sizeof name, "dmg-%d-%llx-%d", (int)getpid(), start, __sync_fetch_and_add(&counter, 1));
+		char name[128];
+		snprintf(name, sizeof name, "%sep%d", shm_prefix, __sync_fetch_and_add(&counter, 1));
 		ret = fi_setname(&(*ep)->fid, name, strlen(name) + 1);
 		if (ret) { seterr(err, errlen, "fi_setname", ret); return ret; }
 	}

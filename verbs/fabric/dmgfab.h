@@ -33,6 +33,8 @@ typedef struct dmg_mn dmg_mn;
 
 // Provider info and fabric/domain; errors are negative fi_errno values.
 int dmg_fab_open(const char *prov, dmg_fab **out, char *err, size_t errlen);
+// Sets how this process's shm endpoint regions are named (at most 95 bytes).
+void dmg_set_shm_prefix(const char *p);
 void dmg_fab_close(dmg_fab *f);
 // Facts about the opened provider.
 const char *dmg_fab_prov_name(dmg_fab *f);

@@ -164,6 +164,10 @@ func Open(w *spmd.World, cfg verbs.Config) (*Network, error) {
 	// Step 2: fabric and domain; the MN's pool and endpoint.
 	if prov == "shm" {
 		verbs.RemoveStale(verbs.ShmDir)
+		err = setShmPrefix()
+		if err = agree(w.Comm, err, "naming shm regions"); err != nil {
+			return nil, err
+		}
 	}
 	err = n.openLocal(prov)
 	if err = agree(w.Comm, err, "opening libfabric provider "+prov); err != nil {
@@ -527,4 +531,22 @@ func (n *Network) mnName(mn int) string {
 		return fmt.Sprintf("MN %d of the pool", mn)
 	}
 	return fmt.Sprintf("MN %d (rank %d)", mn, n.w.Roles.RankOf(spmd.MN, mn))
+}
+
+// setShmPrefix names this process's shm endpoint regions after it
+// (verbs.RuntimeName), so that RemoveStale can tell them, once their
+// process is dead, from anything else in /dev/shm.
+func setShmPrefix() error {
+	name, err := verbs.RuntimeName("x")
+	if err != nil {
+		return err
+	}
+	prefix := strings.TrimSuffix(name, "x")
+	if len(prefix) >= 96 {
+		return errors.Errorf("verbs: shm region prefix %q is too long", prefix)
+	}
+	cs := C.CString(prefix)
+	defer C.free(unsafe.Pointer(cs))
+	C.dmg_set_shm_prefix(cs)
+	return nil
 }
