@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dmg-hpc/dmg/spmd/mpitest"
+	"github.com/dmg-hpc/dmg/testbed"
 )
 
 // dmgBin is the dmg binary built once for the command-line tests.
@@ -33,6 +34,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	testbed.Teardown()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
