@@ -164,33 +164,42 @@ up() {
   echo "$SL"
 }
 
-# stop_slurm: SIGTERM to every slurmd and slurmctld, waiting for them to end (munged stays).
-stop_slurm() {
-  local d h p
-  for d in "$SL"/"$PREFIX"*/; do
-    [ -d "$d" ] || continue
-    h=$(basename "$d")
-    on_host "$h" "p=\$(cat $d/slurmd.pid 2>/dev/null) && kill \$p 2>/dev/null && \
-      for i in \$(seq 50); do kill -0 \$p 2>/dev/null || break; sleep 0.1; done" || true
+# ours NAME...: the pids (in the machine's PID namespace, which sees the hosts' processes too)
+# of this test bed's daemons called NAME: their command lines name files in $SL. Pid files alone
+# would miss a daemon whose state directory testbed.sh down removed.
+ours() {
+  local d n a
+  for d in /proc/[0-9]*; do
+    { mapfile -d '' -t a < "$d/cmdline"; } 2>/dev/null || continue
+    [ ${#a[@]} -gt 0 ] && [[ " ${a[*]} " == *" $SL/"* || " ${a[*]} " == *"=$SL/"* ]] || continue
+    for n; do [ "${a[0]}" = "$n" ] && echo "${d#/proc/}"; done
   done
-  if alive "$SL/slurmctld.pid"; then
-    p=$(cat "$SL/slurmctld.pid")
-    kill "$p"
-    for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$p" 2>/dev/null || true
-  fi
+  return 0
+}
+
+# stop PID...: SIGTERM, then SIGKILL to what is left after 10 s.
+stop() {
+  local p left
+  [ $# -gt 0 ] || return 0
+  kill "$@" 2>/dev/null || true
+  for _ in $(seq 100); do
+    left=0
+    for p; do kill -0 "$p" 2>/dev/null && left=1; done
+    [ $left = 0 ] && return 0
+    sleep 0.1
+  done
+  kill -9 "$@" 2>/dev/null || true
+}
+
+# stop_slurm: every slurmd and slurmctld of this test bed (munged stays).
+stop_slurm() {
+  # shellcheck disable=SC2046 # one pid a word
+  stop $(ours slurmd slurmctld)
 }
 
 down() {
-  local p
-  if [ -d "$SL" ]; then
-    stop_slurm
-    if alive "$SL/munged.pid"; then
-      p=$(cat "$SL/munged.pid")
-      kill "$p"
-      for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    fi
-  fi
+  # shellcheck disable=SC2046
+  stop $(ours slurmd slurmctld munged)
   "$TB" down
 }
 
