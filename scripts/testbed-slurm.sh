@@ -2,7 +2,7 @@
 # testbed-slurm.sh: a real Slurm cluster on the test bed of emulated hosts (scripts/testbed.sh).
 #
 #   testbed-slurm.sh up N     testbed.sh up N, then munged, slurmctld on the bridge address and one
-#                             slurmd per host (idempotent); waits until sinfo shows N idle nodes
+#                             slurmd per host (idempotent); waits until sinfo shows the N nodes idle
 #   testbed-slurm.sh down     stops every Slurm daemon and munged, then testbed.sh down
 #   testbed-slurm.sh env      prints the line that points Slurm's commands here: export SLURM_CONF=...
 #   testbed-slurm.sh status   sinfo of the cluster
@@ -39,11 +39,13 @@ need() {
 # alive PIDFILE: the process of PIDFILE (in the machine's PID namespace) runs.
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
-# on_host HOST CMD: CMD on HOST, quietly failing when the host is down.
-on_host() { "$TB" exec "$1" "$2" 2>/dev/null; }
-
-# slurmd's pid file holds its pid inside the host's PID namespace: ask there.
-slurmd_alive() { on_host "$1" "kill -0 \$(cat $SL/$1/slurmd.pid 2>/dev/null) 2>/dev/null"; }
+# slurmd_alive HOST: HOST's slurmd runs (its pid file holds its pid inside the host's PID
+# namespace: look for its command line instead).
+slurmd_alive() {
+  local p
+  for p in $(ours slurmd); do grep -qzx -- "$1" "/proc/$p/cmdline" 2>/dev/null && return 0; done
+  return 1
+}
 
 write_conf() {
   local n=$1 i
@@ -137,17 +139,18 @@ start_slurmd() {
 $(tail -5 "$SL/$h/slurmd.log" 2>/dev/null)"
 }
 
-# wait_idle N: until sinfo shows N idle nodes (a node that registers again after its host came back
-# becomes idle on its own: ReturnToService=2).
-wait_idle() {
+# wait_ready N: until sinfo shows N nodes that respond and take jobs: idle (or running a job
+# already). A node that registers again after its host came back is idle on its own
+# (ReturnToService=2).
+wait_ready() {
   local n=$1 k
   for _ in $(seq 150); do
-    k=$(sinfo -h -N -t idle -o '%N' 2>/dev/null | sort -u | wc -l)
+    k=$(sinfo -h -N -o '%N %t' 2>/dev/null | awk '$2 == "idle" || $2 == "alloc" || $2 == "mix"' | sort -u | wc -l)
     [ "$k" -ge "$n" ] && return 0
     sleep 0.2
   done
   sinfo -N >&2 || true
-  die "$n idle nodes expected after 30 s (logs in $SL)"
+  die "$n nodes expected up and idle after 30 s (logs in $SL)"
 }
 
 up() {
@@ -160,7 +163,7 @@ up() {
   write_conf "$n"
   start_slurmctld
   for i in $(seq "$n"); do start_slurmd "$PREFIX$i"; done
-  wait_idle "$n"
+  wait_ready "$n"
   echo "$SL"
 }
 
