@@ -3,7 +3,7 @@
 #   make demo   build, then run the main job on a built-in graph under mpirun
 #   make test   install what is missing, then unit, race, fuzz and mpirun tests
 #
-# Both install their system dependencies (Open MPI, libfabric) with apt-get
+# Both install their system dependencies (Open MPI, libfabric, Slurm) with apt-get
 # when missing, as root or through sudo.
 
 SHELL      := /bin/bash
@@ -26,14 +26,17 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 endif
 MPIRUN     ?= mpirun
 
-APT_PKGS   := openmpi-bin libopenmpi-dev libfabric-dev libfabric-bin pkg-config gcc
+# slurm-wlm and munge: the tests under a real Slurm on the test bed (scripts/testbed-slurm.sh);
+# libpmix-dev: srun --mpi=pmix dlopens its unversioned libpmix.so.
+APT_PKGS   := openmpi-bin libopenmpi-dev libfabric-dev libfabric-bin pkg-config gcc \
+              slurm-wlm munge libpmix-dev
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps build test test-unit test-race test-fuzz test-integration demo bench lint clean
 
 all: build
 
-## deps: install Open MPI, libfabric and the Go modules (idempotent)
+## deps: install Open MPI, libfabric, Slurm and the Go modules (idempotent)
 deps:
 	@missing=""; for p in $(APT_PKGS); do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \

@@ -10,5 +10,12 @@
 //	cmd := bed.Mpirun(ctx, "-np", "4", "--map-by", "node", dmg, "info")
 //	bed.Cut(bed.Host(2)); bed.Heal(bed.Host(2))
 //
+// bed.Slurm(t) runs a real Slurm on the hosts (scripts/testbed-slurm.sh:
+// munged, slurmctld on the bridge, a slurmd inside each host); its Srun,
+// Sbatch and Salloc start jobs as a user on a login node would:
+//
+//	sl := bed.Slurm(t)                     // fails, naming `make deps`, without Slurm
+//	cmd := sl.Srun(ctx, "--mpi=pmix", "-N", "4", "-n", "4", dmg, "info")
+//
 // Only tests import it.
 package testbed

@@ -77,7 +77,11 @@ func Teardown() {
 	mu.Lock()
 	defer mu.Unlock()
 	if shared != nil {
-		exec.Command(script(), "down").Run()
+		if slurmUp {
+			slurmDown() // Slurm's daemons, then the hosts
+		} else {
+			exec.Command(script(), "down").Run()
+		}
 		shared = nil
 	}
 }
