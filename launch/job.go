@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -288,7 +289,7 @@ func agree(rt spmd.Runtime, comm spmd.Comm, stderr io.Writer, mu *sync.Mutex, sc
 		return &jobFailed{code: ExitFailure, rank: -1}
 	}
 	copy(vec, v)
-	first, worst := math.MaxInt, 0
+	first, worst, passed := math.MaxInt, 0, false
 	for r := range size {
 		c := int(v[len(vec)+2*r])
 		if c == 0 {
@@ -297,30 +298,51 @@ func agree(rt spmd.Runtime, comm spmd.Comm, stderr io.Writer, mu *sync.Mutex, sc
 		worst = max(worst, c)
 		at := r
 		if by := int(v[len(vec)+2*r+1]); by > 0 {
-			at = by - 1
+			at, passed = by-1, true
 		}
 		first = min(first, at)
 	}
 	if worst == 0 {
 		return nil
 	}
-	if first == me && done == nil {
+	printer := first == me && done == nil
+	// A failure that follows a death is reported as the death, by rank 0
+	// even when another rank tripped on it first: that rank may not get
+	// past this agreement (a dead partner in the all-reduce), and the
+	// launcher is about to end them all.
+	reporter := me == 0 && !printer && !passed && intr.hasPeers()
+	if printer || reporter {
 		defer intr.saying()() // before end: a signal then waits for the line
 	}
 	intr.end(worst)
-	if first == me && done == nil {
-		// A peer killed a moment ago may still be exiting (its memory
-		// already gone, which is what this rank tripped on): give it time
-		// to show as dead.
-		if intr.hasPeers() {
-			time.Sleep(200 * time.Millisecond)
-		}
-		if dead := intr.dead(); len(dead) > 0 {
-			err = errors.Errorf("%s died; the job ends (then: %v)", strings.Join(dead, ", "), err)
-		}
-		printErr(stderr, mu, me, err)
+	if printer || reporter {
+		reportFailure(stderr, mu, me, first, err, printer, intr)
 	}
 	return &jobFailed{code: worst, rank: first}
+}
+
+// reportFailure prints an agreed failure once: the printer's error, or
+// the peers found dead since (a peer killed a moment ago may still be
+// exiting, its memory already gone, which is what a rank tripped on). A
+// death is named by rank 0, or by the printer when rank 0 is among the
+// dead.
+func reportFailure(stderr io.Writer, mu *sync.Mutex, me, first int, err error, printer bool, intr *interrupt) {
+	if intr.hasPeers() {
+		time.Sleep(200 * time.Millisecond)
+	}
+	dead := intr.dead()
+	zeroDead := slices.ContainsFunc(dead, func(d string) bool { return strings.HasPrefix(d, "rank 0 (") })
+	switch {
+	case len(dead) > 0 && (me == 0 || zeroDead):
+		if printer {
+			err = errors.Errorf("%s died; the job ends (then: %v)", strings.Join(dead, ", "), err)
+		} else {
+			err = errors.Errorf("%s died; the job ends (rank %d failed then)", strings.Join(dead, ", "), first)
+		}
+		printErr(stderr, mu, me, err)
+	case len(dead) == 0 && printer:
+		printErr(stderr, mu, me, err)
+	}
 }
 
 func printErr(w io.Writer, mu *sync.Mutex, rank int, err error) {
@@ -454,7 +476,13 @@ func rankMain(rt spmd.Runtime, roles spmd.Roles, opts *Options, stdout, stderr i
 		stop()
 	}
 	err = j.Agree(err)
-	j.beacon.Close() // every rank is past the last boundary
+	if err == nil {
+		j.beacon.Close() // every rank is past the last boundary
+	} else {
+		// A rank that ends on the launcher's signal probes the others:
+		// this one still answers, not to be taken for dead.
+		j.beacon.StopWatching()
+	}
 	return err
 }
 

@@ -219,15 +219,17 @@ func (in *interrupt) wait() {
 	in.state.Unlock()
 	if ending != 0 {
 		// The job has failed and says so: the launcher is tearing it down
-		// after another rank's exit. Let the message out, say nothing more.
+		// after another rank's exit. Let the message out, say nothing more,
+		// and stay for failGrace: the peers ending now probe this rank,
+		// and must not take it for dead.
+		got := time.Now()
 		if said != nil {
 			select {
 			case <-said:
 			case <-time.After(sayGrace):
 			}
-		} else {
-			time.Sleep(failGrace)
 		}
+		time.Sleep(failGrace - time.Since(got))
 		in.mu.Lock()
 		os.Exit(ending)
 	}

@@ -173,7 +173,7 @@ reset() {
     p=$(init "$h")
     if [ -z "$p" ]; then up_host "$h"; continue; fi
     for ip in $(pids "$h"); do
-      [ "$(readlink "/proc/$ip/ns/pid" 2>/dev/null)" = "$(readlink "/proc/$p/ns/pid")" ] && kill -9 "$ip" 2>/dev/null
+      [ "$(readlink "/proc/$ip/ns/pid" 2>/dev/null)" = "$(readlink "/proc/$p/ns/pid")" ] && { kill -9 "$ip" 2>/dev/null || true; }
     done
   done
   return 0

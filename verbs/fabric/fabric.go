@@ -162,13 +162,6 @@ func Open(w *spmd.World, cfg verbs.Config) (*Network, error) {
 	}
 
 	// Step 2: fabric and domain; the MN's pool and endpoint.
-	if prov == "shm" {
-		verbs.RemoveStale(verbs.ShmDir)
-		err = setShmPrefix()
-		if err = agree(w.Comm, err, "naming shm regions"); err != nil {
-			return nil, err
-		}
-	}
 	err = n.openLocal(prov)
 	if err = agree(w.Comm, err, "opening libfabric provider "+prov); err != nil {
 		n.release()
@@ -257,6 +250,12 @@ func (n *Network) Addrs() []verbs.PoolAddr { return n.addrs }
 func (n *Network) ProviderName() string { return n.asked }
 
 func (n *Network) openLocal(prov string) error {
+	if prov == "shm" { // a job's own or an attached job's CNs alike
+		verbs.RemoveStale(verbs.ShmDir)
+		if err := setShmPrefix(); err != nil {
+			return err
+		}
+	}
 	var errbuf [errBufLen]byte
 	cprov := C.CString(prov)
 	defer C.free(unsafe.Pointer(cprov))
