@@ -66,7 +66,7 @@ test-fuzz:
 
 ## test-integration: the whole suite, including real mpirun launches over libfabric
 test-integration:
-	$(GO) test -count=1 -timeout 15m ./...
+	$(GO) test -count=1 -timeout 30m ./...
 
 ## demo: the main job on a built-in default graph
 demo: build

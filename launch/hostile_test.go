@@ -274,7 +274,7 @@ func TestHostileBadInputUnderMpirun(t *testing.T) {
 		{"a line without end, staged", []string{"--roles", "cn:2,mn:1", "run", "--algo", "bfs", "--graph", filepath.Join(dir, "long.el")}, "long.el:2: a line longer than 1048576 bytes"},
 		{"convert a line without end, in ranges", []string{"convert", filepath.Join(dir, "long.el"), filepath.Join(dir, "z.bel")}, "long.el:2: a line longer than 1048576 bytes"},
 		{"workers", []string{"--roles", "cn:2,mn:1", "run", "--algo", "bfs", "--graph", "kron:6", "--workers", "1000000"}, "--workers 1000000 × --inflight 1 on 2 compute node(s) of this host"},
-		{"mn-mem", []string{"--roles", "cn:2,mn:1", "run", "--algo", "bfs", "--graph", "kron:6", "--mn-mem", "1000TiB"}, "the pools of the 1 memory node(s) on this host"},
+		{"mn-mem", []string{"--roles", "cn:2,mn:1", "run", "--algo", "bfs", "--graph", "kron:6", "--mn-mem", "100TiB"}, "the pools of the 1 memory node(s) on this host"},
 		{"out and json the same file", append([]string{"--json", filepath.Join(dir, "old")}, "--roles", "cn:2,mn:1", "run", "--algo", "bfs", "--graph", "kron:6", "--out", filepath.Join(dir, "link")), "name the same file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -41,6 +41,13 @@ func onHosts(bed *testbed.Bed, hosts string) jobFunc {
 // startOnHosts starts `testbed.sh mpirun -np np --host HOSTS dmg args...`.
 func startOnHosts(t *testing.T, bed *testbed.Bed, limit time.Duration, hosts string, np int, args ...string) *mpiProc {
 	t.Helper()
+	return startOnHostsEnv(t, bed, limit, hosts, np, nil, args...)
+}
+
+// startOnHostsEnv is startOnHosts with env added to the launcher's
+// environment (Open MPI's parameters).
+func startOnHostsEnv(t *testing.T, bed *testbed.Bed, limit time.Duration, hosts string, np int, env []string, args ...string) *mpiProc {
+	t.Helper()
 	var names []string
 	for _, h := range strings.Split(hosts, ",") {
 		n, slots, _ := strings.Cut(h, ":")
@@ -55,7 +62,7 @@ func startOnHosts(t *testing.T, bed *testbed.Bed, limit time.Duration, hosts str
 		names = append(names, name)
 	}
 	launcher := []string{bed.Script(), "mpirun", "-np", strconv.Itoa(np), "--host", strings.Join(names, ",")}
-	return startLauncher(t, limit, launcher, hostsEnv, args...)
+	return startLauncher(t, limit, launcher, append(env, hostsEnv...), args...)
 }
 
 // hostsOf lists the distinct hosts of a report's or dmg info's role map.

@@ -111,23 +111,17 @@ type Job struct {
 }
 
 // HostCNs is the number of compute nodes that share this rank's host.
-func (j *Job) HostCNs() int {
-	me := j.ranks[j.Rank()].Host
-	n := 0
-	for _, r := range j.ranks {
-		if r.Role == spmd.CN.String() && r.Host == me {
-			n++
-		}
-	}
-	return max(1, n)
-}
+func (j *Job) HostCNs() int { return j.onHost(spmd.CN) }
 
 // HostMNs is the number of memory nodes on this rank's host (at least 1).
-func (j *Job) HostMNs() int {
+func (j *Job) HostMNs() int { return j.onHost(spmd.MN) }
+
+// onHost counts the ranks of role on this rank's host (at least 1).
+func (j *Job) onHost(role spmd.Role) int {
 	me := j.ranks[j.Rank()].Host
 	n := 0
 	for _, r := range j.ranks {
-		if r.Role == spmd.MN.String() && r.Host == me {
+		if r.Role == role.String() && r.Host == me {
 			n++
 		}
 	}

@@ -7,6 +7,7 @@
 #   testbed.sh exec HOST CMD...   runs CMD on HOST (its network, hostname, process ids, mounts)
 #   testbed.sh hosts K            prints "dmg1-h1,...,dmg1-hK"
 #   testbed.sh cut HOST           takes HOST's link down (a partition); heal HOST brings it back
+#   testbed.sh blip HOST SECONDS  cuts HOST's link for SECONDS, then heals it
 #   testbed.sh kill HOST          kills HOST: every process in its PID namespace (up brings it back)
 #   testbed.sh pids HOST          the process ids, as this machine sees them, of what runs on HOST
 #   testbed.sh reset              every host up, linked, and running nothing but its init (between tests)
@@ -190,18 +191,29 @@ case ${1:-} in
     shift
     [ -x "$STATE/agent" ] || die "no test bed: run 'testbed.sh up N' first"
     # Open MPI's daemons talk over the bridge alone. Their connections to mpirun probe the
-    # other end after 2 s idle, once a second, three times: a host behind a cut link is found lost
-    # within 4 s, and mpirun ends the job; its default takes 8 minutes, and once it has sent
+    # other end after 2 s idle, once a second, five times: a host behind a cut link is found lost
+    # within 7 s, and mpirun ends the job, while a link back within 3 s or so is ridden out (a
+    # healed veth passes packets again 0.5-1.3 s after it is up); the default takes 8 minutes,
+    # and once mpirun has sent
     # anything to the lost host, no keepalive runs and it waits for ever (docs/design.md:
     # a job across hosts in a partition). The environment or --mca overrides these.
     export OMPI_MCA_oob_tcp_keepalive_time=${OMPI_MCA_oob_tcp_keepalive_time:-2}
     export OMPI_MCA_oob_tcp_keepalive_intvl=${OMPI_MCA_oob_tcp_keepalive_intvl:-1}
-    export OMPI_MCA_oob_tcp_keepalive_probes=${OMPI_MCA_oob_tcp_keepalive_probes:-3}
+    export OMPI_MCA_oob_tcp_keepalive_probes=${OMPI_MCA_oob_tcp_keepalive_probes:-5}
     exec mpirun --allow-run-as-root --oversubscribe --bind-to none --hostfile "$STATE/hostfile" \
       --mca plm_rsh_agent "$STATE/agent" --mca oob_tcp_if_include "$NET.0/24" \
       --mca btl_tcp_if_include "$NET.0/24" "$@" ;;
   cut) host_ok "${2:?cut HOST}"; ip link set "$VETH${2#"$PREFIX"}" down ;;
   heal) host_ok "${2:?heal HOST}"; ip link set "$VETH${2#"$PREFIX"}" up ;;
+  blip)
+    # cut, then heal after SECONDS, at real-time priority: on a machine of few cores the
+    # job's retries during the cut can keep an ordinary process from running for seconds
+    # (docs/design.md), which would make the cut that much longer
+    host_ok "${2:?blip HOST SECONDS}"
+    chrt -f -p 50 $$ >/dev/null 2>&1 || true
+    ip link set "$VETH${2#"$PREFIX"}" down
+    sleep "${3:?blip HOST SECONDS}"
+    ip link set "$VETH${2#"$PREFIX"}" up ;;
   kill)
     host_ok "${2:?kill HOST}"
     p=$(init "$2"); [ -n "$p" ] && kill -9 "$p"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"time"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -125,6 +126,15 @@ func (b *Bed) Exec(h, command string) (string, error) {
 // Cut takes host h's link down; Heal brings it back.
 func (b *Bed) Cut(h string) error  { return b.do("cut", h) }
 func (b *Bed) Heal(h string) error { return b.do("heal", h) }
+
+// Blip cuts host h's link for d, then heals it (one call at real-time
+// priority, so that the heal is on time on a busy machine).
+func (b *Bed) Blip(h string, d time.Duration) error {
+	if out, err := exec.Command(b.script, "blip", h, strconv.FormatFloat(d.Seconds(), 'f', 3, 64)).CombinedOutput(); err != nil {
+		return fmt.Errorf("testbed blip %s: %v: %s", h, err, out)
+	}
+	return nil
+}
 
 // Kill kills host h: every process in its PID namespace. Shared brings it
 // back for the next test.
