@@ -106,7 +106,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&r.cxlDir, "cxl-dir", "", cxlDirUsage)
 	fs.StringVar(&r.cxlDev, "cxl-dev", "", cxlDevUsage)
 	fs.DurationVar(&r.timeout, "timeout", verbs.DefaultTimeout, "how long to wait for a fabric completion before failing")
-	fs.DurationVar(&r.peerTimeout, "peer-timeout", 30*time.Second, "a peer whose heartbeat in DM has not moved for this long (frozen, not slow; before the fabric is open, a peer on this host stopped this long) ends the job, naming it; at least 2s, or 0 to turn the watch off")
+	fs.DurationVar(&r.peerTimeout, "peer-timeout", 30*time.Second, "a peer whose heartbeat in DM has not moved for this long (frozen, not slow; before the fabric is open, a peer on this host stopped this long or one on another host unheard this long) ends the job, naming it; at least 2s, or 0 to turn the watch off")
 	fs.Uint64Var(&r.seed, "seed", 1, "seed of the generators and synthetic weights")
 	fs.BoolVar(&r.undirected, "undirected", false, "treat the input as undirected (store every edge both ways)")
 	fs.BoolVar(&r.weighted, "weighted", false, "load edge weights (inputs without weights get deterministic synthetic weights in (0,1]); SSSP implies it")
