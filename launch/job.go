@@ -162,7 +162,12 @@ const stallDefer = 3 * time.Second
 func (j *Job) endStalled(msg string, delay time.Duration) {
 	j.stallOnce.Do(func() {
 		time.Sleep(delay)
-		printErr(j.Err, j.errMu, j.Rank(), errors.New(msg))
+		if j.intr.claim() { // not if the launcher's signal is being reported
+			said := j.intr.saying()
+			j.intr.end(ExitFailure) // the launcher's signal then waits for this line
+			printErr(j.Err, j.errMu, j.Rank(), errors.New(msg))
+			said()
+		}
 		j.World.Runtime.Abort(ExitFailure)
 	})
 }
@@ -326,16 +331,19 @@ func reportFailure(stderr io.Writer, mu *sync.Mutex, me, first int, err error, p
 	}
 	dead := intr.dead()
 	zeroDead := slices.ContainsFunc(dead, func(d string) bool { return strings.HasPrefix(d, "rank 0 (") })
+	var say error
 	switch {
 	case len(dead) > 0 && (me == 0 || zeroDead):
 		if printer {
-			err = errors.Errorf("%s died; the job ends (then: %v)", strings.Join(dead, ", "), err)
+			say = errors.Errorf("%s died; the job ends (then: %v)", strings.Join(dead, ", "), err)
 		} else {
-			err = errors.Errorf("%s died; the job ends (rank %d failed then)", strings.Join(dead, ", "), first)
+			say = errors.Errorf("%s died; the job ends (rank %d failed then)", strings.Join(dead, ", "), first)
 		}
-		printErr(stderr, mu, me, err)
 	case len(dead) == 0 && printer:
-		printErr(stderr, mu, me, err)
+		say = err
+	}
+	if say != nil && intr.claim() { // not if the launcher's signal or a stall is reported
+		printErr(stderr, mu, me, say)
 	}
 }
 

@@ -30,6 +30,10 @@ type interrupt struct {
 	// freeze: a sleep of freezeTick that took over freezeGap.
 	thawed atomic.Int64
 	quit   chan struct{}
+	// claimed is set by the first of this process's ways to say why the
+	// job ends (the launcher's signal, a stall, an agreed failure): the
+	// others then say nothing.
+	claimed atomic.Bool
 
 	state   sync.Mutex
 	phase   string
@@ -131,6 +135,12 @@ func (in *interrupt) end(code int) {
 	in.state.Lock()
 	in.ending = code
 	in.state.Unlock()
+}
+
+// claim takes the right to print why the job ends, once per process
+// (nil receiver: always granted).
+func (in *interrupt) claim() bool {
+	return in == nil || in.claimed.CompareAndSwap(false, true)
 }
 
 // saying records that this rank is about to print the agreed failure
@@ -264,7 +274,7 @@ func (in *interrupt) wait() {
 			os.Remove(t)
 		}
 	}
-	if print {
+	if print && in.claim() {
 		what := "no output written"
 		if written {
 			what = "the outputs were written"
