@@ -19,9 +19,8 @@ import (
 func servePool(t *testing.T, bed *testbed.Bed) *served {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "pool.json")
-	launcher := []string{bed.Script(), "mpirun", "-np", "2", "--host", bed.Host(1) + "," + bed.Host(2)}
-	env := append([]string{"OMPI_MCA_oob_tcp_keepalive_time=60"}, hostsEnv...)
-	sp := startLauncher(t, 10*time.Minute, launcher, env, "--roles", "mn:2", "serve", "--pool-file", path, "--mn-mem", "256MiB")
+	env := []string{"OMPI_MCA_oob_tcp_keepalive_time=60"}
+	sp := startOnHostsEnv(t, bed, 10*time.Minute, "1,2", 2, env, "--roles", "mn:2", "serve", "--pool-file", path, "--mn-mem", "256MiB")
 	s := waitServe(t, path, sp, 2)
 	s.job = onHosts(bed, "3,4")
 	for _, name := range []string{"a", "b"} {

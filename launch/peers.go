@@ -78,10 +78,12 @@ func (j *Job) watchPeers(timeout time.Duration) {
 	})
 }
 
-// rankName is "rank R (role I on HOST)".
-func (j *Job) rankName(r int) string {
-	p := j.ranks[r]
-	return fmt.Sprintf("rank %d (%s %d on %s)", r, p.Role, p.Index, p.Host)
+// rankName is rank r's name: "rank R (role I on HOST)".
+func (j *Job) rankName(r int) string { return j.ranks[r].name() }
+
+// name is "rank R (role I on HOST)", a rank in messages across hosts.
+func (p rankInfo) name() string {
+	return fmt.Sprintf("rank %d (%s %d on %s)", p.Rank, p.Role, p.Index, p.Host)
 }
 
 // probeWait bounds how long a rank that reports the launcher's end of the
@@ -111,10 +113,10 @@ func lostPeers(b *heartbeat.Beacon, peers []rankInfo) (dead, silent []string, ze
 		p := peers[r]
 		switch {
 		case a == heartbeat.Refused:
-			dead = append(dead, fmt.Sprintf("rank %d (%s %d on %s)", r, p.Role, p.Index, p.Host))
+			dead = append(dead, p.name())
 		case a == heartbeat.NoReply && quiet[r] > 0:
-			silent = append(silent, fmt.Sprintf("rank %d (%s %d on %s) has not been heard from for %s (its host cut off or down, or the process frozen)",
-				r, p.Role, p.Index, p.Host, quiet[r].Round(100*time.Millisecond)))
+			silent = append(silent, fmt.Sprintf("%s has not been heard from for %s (its host cut off or down, or the process frozen)",
+				p.name(), quiet[r].Round(100*time.Millisecond)))
 		default:
 			continue
 		}
