@@ -32,6 +32,10 @@ type Pool struct {
 	// Wait is how long a run waits for another job's lease on the graph
 	// (0: it fails at once, naming the holder).
 	Wait time.Duration
+	// OnSignal, if set, is given what a run holds in the pool (the
+	// graph's lease, on rank 0) and how to give it back, for when the job
+	// is ended by a signal: undo runs on a goroutine of its own, once.
+	OnSignal func(what string, undo func() error)
 }
 
 // lockWait bounds how long a job waits for the catalogue's lock, which
@@ -77,11 +81,12 @@ func alignUp(x, a uint64) uint64 { return (x + a - 1) / a * a }
 // poolLoad is a load's side of the catalogue, on rank 0: the graph's slot,
 // claimed before the read and made ready after the load, and its lease.
 type poolLoad struct {
-	p     *Pool
-	slot  int
-	s     pool.Slot
-	alive func() error
-	done  bool
+	p      *Pool
+	slot   int
+	s      pool.Slot
+	alive  func() error
+	keeper *pool.Keeper // alive's: a run that swaps to this slot releases through it on a signal
+	done   bool
 	// view: the slot is another cut of a graph the pool holds (its name
 	// is taken), for a job of another compute-node count; the job keeps
 	// its lease when it is ready, to run on it.
@@ -118,7 +123,8 @@ func (pl *poolLoad) claim(w *spmd.World) error {
 	if err != nil {
 		return err
 	}
-	pl.alive = pool.KeepAlive(ep, pl.slot, c.ID(), pool.BeatEvery)
+	pl.keeper = pool.Keep(ep, pl.slot, c.ID(), pool.BeatEvery)
+	pl.alive = pl.keeper.Stop
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/gob"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/pkg/errors"
@@ -26,6 +27,10 @@ type poolRun struct {
 	job    int // the job's slot (-1: none yet)
 	alive  []func() error
 	leased bool
+	// gone is set by whichever gives the lease back first: release, or
+	// abandon on a signal.
+	gone   atomic.Bool
+	keeper atomic.Pointer[pool.Keeper] // renews the graph's lease (read by abandon)
 	aux    pool.Extent
 	// recut: the graph is cut for another compute-node count; the job
 	// holds it while it cuts it for its own (recut).
@@ -218,6 +223,8 @@ func endpoints(net verbs.Network, n int) ([]verbs.Endpoint, error) {
 func (pr *poolRun) swap(pl *poolLoad) error {
 	err := pr.release()
 	pr.graph, pr.leased = pl.slot, true
+	pr.keeper.Store(pl.keeper)
+	pr.gone.Store(false) // the new lease is this run's to give back
 	pr.alive = []func() error{pl.alive}
 	pl.alive, pl.done = nil, true
 	return err
@@ -273,7 +280,12 @@ func (pr *poolRun) take(ep verbs.Endpoint, cns int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	pr.alive = append(pr.alive, pool.KeepAlive(kep, i, c.ID(), pool.BeatEvery))
+	k := pool.Keep(kep, i, c.ID(), pool.BeatEvery)
+	pr.keeper.Store(k)
+	pr.alive = append(pr.alive, k.Stop)
+	if pr.p.OnSignal != nil {
+		pr.p.OnSignal(fmt.Sprintf("the lease of graph %q", pr.p.Name), pr.abandon)
+	}
 	// The slot again, now that it is ours: the aux extent it names.
 	slots, err := c.Slots()
 	if err != nil {
@@ -351,6 +363,9 @@ func (pr *poolRun) release() error {
 			first = err
 		}
 	}
+	// The lease is this release's to give back unless a signal's abandon
+	// took it first (decided before the keeper stops).
+	mine := pr.leased && !pr.gone.Swap(true)
 	for _, stop := range pr.alive {
 		keep(stop())
 	}
@@ -364,11 +379,26 @@ func (pr *poolRun) release() error {
 		}
 		pr.job = -1
 	}
-	if pr.leased {
+	if mine {
 		keep(c.ReleaseLease(pr.graph))
-		pr.leased = false
 	}
+	pr.leased = false
 	return first
+}
+
+// abandon gives the graph's lease back when a signal ends the job, on
+// the keeper's endpoint (the run's may be mid-flush, and a new one would
+// be a new connection); the job's slot is left for the next job to find
+// stale. It runs once, and not after release.
+func (pr *poolRun) abandon() error {
+	if pr.gone.Swap(true) {
+		return nil
+	}
+	k := pr.keeper.Load()
+	if k == nil {
+		return errors.New("job: the lease had no keeper yet")
+	}
+	return k.Release()
 }
 
 // readAux reads len(dst) bytes at off of the aux extent.

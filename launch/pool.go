@@ -223,7 +223,7 @@ func attach(j *Job, path string, timeout time.Duration) (*attached, error) {
 		j.intr.addPeers(mns)
 	}
 	rxmAutoProgress()
-	net, err := fabric.Attach(j.World, f.Provider, poolAddrs(f), verbs.Config{Timeout: timeout, Stuck: j.stalled})
+	net, err := fabric.Attach(j.World, f.Provider, f.Addrs(), verbs.Config{Timeout: timeout, Stuck: j.stalled})
 	if err := j.Agree(err); err != nil {
 		return nil, err
 	}
@@ -309,7 +309,7 @@ func (r *runFlags) jobPool(j *Job, cfg *job.Config) (*attached, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.Pool = &job.Pool{Net: a.net, Client: a.c, Name: r.name, Wait: r.wait}
+	cfg.Pool = &job.Pool{Net: a.net, Client: a.c, Name: r.name, Wait: r.wait, OnSignal: j.intr.onSignal}
 	return a, nil
 }
 
@@ -399,7 +399,7 @@ func attachAlone(j *Job, path string, timeout time.Duration) (*attached, error) 
 		return nil, err
 	}
 	rxmAutoProgress()
-	net, err := fabric.Attach(j.World, f.Provider, poolAddrs(f), verbs.Config{Timeout: timeout, Stuck: func(msg string) {
+	net, err := fabric.Attach(j.World, f.Provider, f.Addrs(), verbs.Config{Timeout: timeout, Stuck: func(msg string) {
 		fmt.Fprintf(os.Stderr, "dmg: %s\n", msg)
 		os.Exit(ExitFailure)
 	}})
@@ -534,15 +534,6 @@ func dropGraph(c *pool.Client, name string) error {
 		}
 	}
 	return nil
-}
-
-// poolAddrs are the pool file's MNs as the fabric takes them.
-func poolAddrs(f *pool.File) []verbs.PoolAddr {
-	addrs := make([]verbs.PoolAddr, len(f.MNs))
-	for m, mn := range f.MNs {
-		addrs[m] = verbs.PoolAddr{Size: mn.Size, Base: mn.Base, Key: mn.Key, Name: mn.Name}
-	}
-	return addrs
 }
 
 // poolDecides says why a flag has no say on a served pool's graph.

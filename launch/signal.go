@@ -50,7 +50,20 @@ type interrupt struct {
 	host  string
 	rank  int               // this process's world rank, once the world is up
 	hb    *heartbeat.Beacon // hears the ranks on other hosts (peers.go)
+	// undos give back what the job holds outside itself (a pool's lease)
+	// when a signal ends it (onSignal).
+	undos []undo
 }
+
+// undo is something the job holds outside itself, and how to give it back.
+type undo struct {
+	what string
+	fn   func() error
+}
+
+// undoGrace bounds the undos: Open MPI kills a rank 1 s after the SIGTERM
+// it forwards (odls_base_sigkill_timeout).
+const undoGrace = 700 * time.Millisecond
 
 func newInterrupt(stderr io.Writer, mu *sync.Mutex, start time.Time, print bool) *interrupt {
 	in := &interrupt{stderr: stderr, mu: mu, start: start, print: print, phase: "starting", sigs: make(chan os.Signal, 1), quit: make(chan struct{})}
@@ -243,6 +256,7 @@ func (in *interrupt) wait() {
 		in.mu.Lock()
 		os.Exit(ending)
 	}
+	undone := in.runUndos()
 	// The launcher ends the job under every rank: rank 0 says why, or rank
 	// 1 when rank 0 is the one lost. Probing the peers on other hosts
 	// takes up to probeWait; the others linger for failGrace, so that the
@@ -285,13 +299,13 @@ func (in *interrupt) wait() {
 		dead := append(deadPeers(host, peers), gone...)
 		in.mu.Lock()
 		if len(dead) == 0 && len(silent) > 0 {
-			fmt.Fprintf(in.stderr, "dmg: %s; the job ends (%s from the launcher) after %.1fs, while %s; %s\n",
-				strings.Join(silent, ", "), signalName(sig), time.Since(in.start).Seconds(), phase, what)
+			fmt.Fprintf(in.stderr, "dmg: %s; the job ends (%s from the launcher) after %.1fs, while %s; %s%s\n",
+				strings.Join(silent, ", "), signalName(sig), time.Since(in.start).Seconds(), phase, what, undone())
 		} else if len(dead) > 0 {
-			fmt.Fprintf(in.stderr, "dmg: %s died after %.1fs, while %s; the job ends (%s from the launcher); %s\n",
-				strings.Join(dead, ", "), time.Since(in.start).Seconds(), phase, signalName(sig), what)
+			fmt.Fprintf(in.stderr, "dmg: %s died after %.1fs, while %s; the job ends (%s from the launcher); %s%s\n",
+				strings.Join(dead, ", "), time.Since(in.start).Seconds(), phase, signalName(sig), what, undone())
 		} else {
-			fmt.Fprintf(in.stderr, "dmg: interrupted by %s after %.1fs, while %s; %s\n", signalName(sig), time.Since(in.start).Seconds(), phase, what)
+			fmt.Fprintf(in.stderr, "dmg: interrupted by %s after %.1fs, while %s; %s%s\n", signalName(sig), time.Since(in.start).Seconds(), phase, what, undone())
 		}
 		in.mu.Unlock()
 	}
@@ -332,4 +346,46 @@ func signalName(s syscall.Signal) string {
 		return "SIGTERM"
 	}
 	return s.String()
+}
+
+// onSignal registers something the job holds outside itself (a served
+// pool's lease), to give back if a signal ends the job.
+func (in *interrupt) onSignal(what string, fn func() error) {
+	in.state.Lock()
+	in.undos = append(in.undos, undo{what, fn})
+	in.state.Unlock()
+}
+
+// runUndos starts giving back what the job holds, at once, and returns
+// what to add to the line that says why the job ended: what was given
+// back, or why not, within undoGrace of the start.
+func (in *interrupt) runUndos() func() string {
+	in.state.Lock()
+	undos := in.undos
+	in.state.Unlock()
+	if len(undos) == 0 {
+		return func() string { return "" }
+	}
+	errs := make([]chan error, len(undos))
+	for i, u := range undos {
+		errs[i] = make(chan error, 1)
+		go func() { errs[i] <- u.fn() }()
+	}
+	deadline := time.After(undoGrace)
+	return func() string {
+		var b strings.Builder
+		for i, u := range undos {
+			select {
+			case err := <-errs[i]:
+				if err != nil {
+					fmt.Fprintf(&b, "; %s was not released: %v", u.what, err)
+				} else {
+					fmt.Fprintf(&b, "; %s was released", u.what)
+				}
+			case <-deadline:
+				fmt.Fprintf(&b, "; %s was not released within %v (it expires when its heartbeat stops)", u.what, undoGrace)
+			}
+		}
+		return b.String()
+	}
 }

@@ -705,41 +705,102 @@ func (c *Client) ReleaseLease(i int) error {
 // KeepAlive its own). stop ends the renewals and returns the first error
 // (a failed flush, a lease found held by another), which also ended them.
 func KeepAlive(ep verbs.Endpoint, i int, id uint64, every time.Duration) (stop func() error) {
-	if i < 0 || i >= MaxSlots {
-		err := errors.Errorf("pool: KeepAlive of slot %d out of range; expected 0..%d", i, MaxSlots-1)
-		return func() error { return err }
+	return Keep(ep, i, id, every).Stop
+}
+
+// Keeper renews a lease from a goroutine of its own (Keep).
+type Keeper struct {
+	ep       verbs.Endpoint
+	i        int
+	id       uint64
+	done     chan struct{}
+	rel      chan chan error
+	finished chan struct{}
+	once     sync.Once
+	err      error
+}
+
+// Keep is KeepAlive, returning the keeper: its Stop is KeepAlive's stop,
+// and its Release gives the lease back on the keeper's own endpoint (a
+// signal's handler, while the job's endpoints may be mid-flush; no new
+// connection to make).
+func Keep(ep verbs.Endpoint, i int, id uint64, every time.Duration) *Keeper {
+	k := &Keeper{ep: ep, i: i, id: id, done: make(chan struct{}), rel: make(chan chan error), finished: make(chan struct{})}
+	switch {
+	case i < 0 || i >= MaxSlots:
+		k.err = errors.Errorf("pool: KeepAlive of slot %d out of range; expected 0..%d", i, MaxSlots-1)
+	case ep == nil:
+		k.err = errors.New("pool: KeepAlive needs an endpoint")
 	}
-	if ep == nil {
-		err := errors.New("pool: KeepAlive needs an endpoint")
-		return func() error { return err }
+	if k.err != nil {
+		close(k.finished)
+		return k
 	}
 	if every <= 0 {
 		every = BeatEvery
 	}
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	var err error
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
+	go k.run(every)
+	return k
+}
+
+func (k *Keeper) run(every time.Duration) {
+	defer close(k.finished)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-k.done:
+			return
+		case reply := <-k.rel:
+			reply <- k.release()
+			return
+		case <-t.C:
+			if k.err = heartBeat(k.ep, k.i, k.id, time.Now()); k.err != nil {
 				return
-			case <-t.C:
-				if err = heartBeat(ep, i, id, time.Now()); err != nil {
-					return
-				}
 			}
 		}
-	}()
-	var once sync.Once
-	return func() error {
-		once.Do(func() { close(done) })
-		<-finished
-		return err
 	}
+}
+
+// Stop ends the renewals and returns the first error, which also ended
+// them.
+func (k *Keeper) Stop() error {
+	k.once.Do(func() { close(k.done) })
+	<-k.finished
+	return k.err
+}
+
+// Release ends the renewals and gives the lease back; after Stop (or a
+// failed renewal) it gives nothing back and says why.
+func (k *Keeper) Release() error {
+	reply := make(chan error, 1)
+	select {
+	case k.rel <- reply:
+		return <-reply
+	case <-k.finished:
+		if k.err != nil {
+			return k.err
+		}
+		return errors.New("pool: the lease's keeper had stopped")
+	}
+}
+
+func (k *Keeper) release() error {
+	at, ok := k.ep.(verbs.Atomics)
+	if !ok {
+		return errors.Errorf("pool: releasing the lease of slot %d: the endpoint (%T) has no remote atomics", k.i, k.ep)
+	}
+	var prev uint64
+	if err := at.CAS64(SlotAddr(k.i)+OffLease, k.id, 0, &prev); err != nil {
+		return errors.Wrapf(err, "pool: queueing the release of slot %d's lease", k.i)
+	}
+	if err := k.ep.Flush(); err != nil {
+		return errors.Wrapf(err, "pool: releasing the lease of slot %d", k.i)
+	}
+	if prev != k.id {
+		return errors.Errorf("pool: releasing the lease of slot %d: it is held by %#x, not by this job (%#x)", k.i, prev, k.id)
+	}
+	return nil
 }
 
 // FindView returns the Ready slot of the graph name for a job of cns

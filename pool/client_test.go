@@ -516,6 +516,24 @@ func TestKeepAlive(t *testing.T) {
 		if err := KeepAlive(ep, -1, 1, 0)(); err == nil {
 			return errors.New("KeepAlive(-1) succeeded")
 		}
+		// Release gives the lease back on the keeper's endpoint, once.
+		k := Keep(ep, 1, c.ID(), time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
+		if err := k.Release(); err != nil {
+			return errors.Wrap(err, "Release")
+		}
+		if s, err = c.Slots(); err != nil {
+			return err
+		}
+		if s[1].Lease != 0 {
+			return errors.Errorf("lease %#x after Release; want 0", s[1].Lease)
+		}
+		if err := k.Release(); err == nil {
+			return errors.New("a second Release succeeded")
+		}
+		if err := k.Stop(); err != nil {
+			return errors.Wrap(err, "Stop after Release")
+		}
 		return nil
 	})
 }

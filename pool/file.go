@@ -212,3 +212,12 @@ func (e *FileError) at(path string) *FileError {
 	c.Path = path
 	return &c
 }
+
+// Addrs are the file's MNs as the fabric takes them (fabric.Attach).
+func (f *File) Addrs() []verbs.PoolAddr {
+	addrs := make([]verbs.PoolAddr, len(f.MNs))
+	for m, mn := range f.MNs {
+		addrs[m] = verbs.PoolAddr{Size: mn.Size, Base: mn.Base, Key: mn.Key, Name: mn.Name}
+	}
+	return addrs
+}

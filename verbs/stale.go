@@ -124,6 +124,13 @@ func alive(pid int, start uint64) bool {
 	return err != nil || have == start
 }
 
+// Dead reports whether name is a runtime name (RuntimeName) of a process
+// that no longer runs; any other name is not dead.
+func Dead(name string) bool {
+	pid, start, _, ok := ParseRuntimeName(name)
+	return ok && !alive(pid, start)
+}
+
 // RemoveStale deletes the files that dead DMG processes left in dir (a
 // rank that is killed cannot remove them): exactly those whose name
 // ParseRuntimeName accepts and whose (pid, start time) is no running
@@ -134,8 +141,7 @@ func RemoveStale(dir string) int {
 	names, _ := filepath.Glob(filepath.Join(dir, RuntimeMarker+"*"))
 	removed := 0
 	for _, p := range names {
-		pid, start, _, ok := ParseRuntimeName(filepath.Base(p))
-		if !ok || alive(pid, start) {
+		if !Dead(filepath.Base(p)) {
 			continue
 		}
 		if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() {

@@ -318,6 +318,16 @@ void dmg_mn_stop(dmg_mn *m) {
 	__sync_synchronize();
 	if (m->blocking) fi_cq_signal(m->cq); // wake a sleeping fi_cq_sread
 }
+// dmg_mn_forget frees the slot of a departed client endpoint, by its shm
+// name, in this MN's peer map (reclaim.go): inserting a name the provider
+// already maps returns its slot, and removing that address frees it and
+// unmaps the client's region. Returns 0, or a negative libfabric error.
+int dmg_mn_forget(dmg_mn *m, const char *name) {
+	fi_addr_t a = FI_ADDR_NOTAVAIL;
+	int ret = fi_av_insert(m->av, name, 1, &a, 0, NULL);
+	if (ret != 1) return ret < 0 ? ret : -FI_EINVAL;
+	return fi_av_remove(m->av, &a, 1, 0);
+}
 void dmg_mn_pause(dmg_mn *m, int paused) { m->paused = paused; __sync_synchronize(); }
 
 void dmg_mn_close(dmg_mn *m) {

@@ -54,6 +54,8 @@ int dmg_mn_name(dmg_mn *m, void *buf, size_t *len);
 int dmg_mn_progress(dmg_mn *m);
 void dmg_mn_stop(dmg_mn *m);
 void dmg_mn_pause(dmg_mn *m, int paused);
+// Frees a departed shm client's slot in the MN's peer map (reclaim.go).
+int dmg_mn_forget(dmg_mn *m, const char *name);
 void dmg_mn_close(dmg_mn *m);
 
 // CN side: one endpoint per worker, with its own CQ, AV and staging.

@@ -5,6 +5,7 @@ import "C"
 
 import (
 	"encoding/binary"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -347,14 +348,18 @@ func (e *endpoint) Flush() error {
 	}
 	e.busy.Store(0)
 	if ret != 0 {
-		who := "an MN"
+		who, what := "an MN", ""
 		if b := int(bad); b >= 0 && b < nq {
 			who = e.net.mnName(int(ops[b].peer))
+			what = fmt.Sprintf("; the first missing: a %d-byte %s at offset %d", uint64(ops[b].len), opKind(uint8(ops[b].kind)), uint64(ops[b].raddr)-e.net.remote[ops[b].peer].base)
+		}
+		if f := e.net.probesFailed.Load(); f > 0 {
+			what += fmt.Sprintf("; %d new endpoints of this CN had failed their probe", f)
 		}
 		err := errors.Errorf("verbs: %s batch of %d operations to %s failed: %s", e.net.provider, nq, who, cstr(errbuf[:]))
 		if ret == -C.DMG_ETIMEDOUT {
-			err = errors.Errorf("verbs: no completion from %s within %v (%s); expected the peer to be alive and progressing",
-				who, limit, cstr(errbuf[:]))
+			err = errors.Errorf("verbs: no completion from %s within %v (%s%s); expected the peer to be alive and progressing",
+				who, limit, cstr(errbuf[:]), what)
 		}
 		// Operations may still be in flight and reference the staging
 		// buffer: this endpoint cannot be used again.
@@ -414,4 +419,19 @@ func (e *endpoint) release() {
 		e.bufs = nil
 		e.reset()
 	}
+}
+
+// opKind names an operation's kind in errors.
+func opKind(k uint8) string {
+	switch k {
+	case C.DMG_READ:
+		return "READ"
+	case C.DMG_WRITE:
+		return "WRITE"
+	case C.DMG_CAS:
+		return "CAS"
+	case C.DMG_FAA:
+		return "fetch-add"
+	}
+	return fmt.Sprintf("operation of kind %d", k)
 }

@@ -55,6 +55,12 @@ type Network struct {
 	closed bool
 	// unwatch stops the watch for stuck provider calls (watch.go).
 	unwatch chan struct{}
+	// unreclaim stops an shm MN's reclaim of departed clients, which
+	// closes reclaimed when it has (reclaim.go).
+	unreclaim, reclaimed chan struct{}
+	// probesFailed counts this CN's endpoints replaced after a failed
+	// probe (said in a timeout's error).
+	probesFailed atomic.Int64
 }
 
 type remotePool struct {
@@ -296,6 +302,7 @@ func (n *Network) openLocal(prov string) error {
 		defer close(n.prog)
 		C.dmg_mn_progress(mn)
 	}()
+	n.startReclaim()
 	return nil
 }
 
@@ -448,6 +455,7 @@ func (n *Network) newProbed() (verbs.Endpoint, error) {
 		if last = n.probe(ep); last == nil {
 			return ep, nil
 		}
+		n.probesFailed.Add(1)
 		ep.closeDead = !strings.HasPrefix(n.provider, "shm")
 		ep.Close()
 	}
@@ -497,6 +505,7 @@ func (n *Network) release() {
 		n.unwatch = nil
 	}
 	if n.mn != nil {
+		n.stopReclaim()
 		C.dmg_mn_stop(n.mn)
 		<-n.prog
 		n.pool = nil

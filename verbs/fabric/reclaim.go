@@ -1,0 +1,116 @@
+package fabric
+
+// #include <stdlib.h>
+// #include "dmgfab.h"
+import "C"
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/dmg-hpc/dmg/verbs"
+)
+
+// Reclaiming departed clients on an shm MN. libfabric 1.17's shm provider
+// gives every endpoint that ever sent to an MN a slot in the MN's peer
+// map, and maps that endpoint's region (16 MiB of address space, its
+// touched pages kept alive), for as long as the MN lives: a slot is freed
+// only by fi_av_remove, and an MN never inserted its clients. A serve
+// job's MNs live for many jobs, each of whose endpoints takes a slot.
+// Past 256 (SMR_MAX_PEERS; about 36 jobs of two CNs) the provider gives
+// every newcomer an occupied slot: reads still complete (the CN copies
+// them itself), but an atomic's answer goes to another endpoint, and the
+// new job's lease CAS never completes. The dead clients' regions also
+// held a gigabyte of /dev/shm after 60 jobs.
+//
+// So an shm MN looks, every reclaimEvery, at the client regions it maps
+// (/proc/self/maps): a region whose file was unlinked (its endpoint
+// closed) or whose process is gone (verbs.Dead) is forgotten once it has
+// been found so on two looks in a row, which leaves its last commands
+// time to drain: the MN inserts its name, which returns the slot the
+// provider gave it, and removes that address, which frees the slot and
+// unmaps the region.
+const reclaimEvery = time.Second
+
+// startReclaim starts the look on an shm MN.
+func (n *Network) startReclaim() {
+	if n.mn == nil || !strings.HasPrefix(n.provider, "shm") {
+		return
+	}
+	n.unreclaim = make(chan struct{})
+	n.reclaimed = make(chan struct{})
+	go n.reclaimLoop(n.unreclaim, n.reclaimed)
+}
+
+// stopReclaim ends the look and waits for it: before the MN closes.
+func (n *Network) stopReclaim() {
+	if n.unreclaim == nil {
+		return
+	}
+	close(n.unreclaim)
+	<-n.reclaimed
+	n.unreclaim = nil
+}
+
+func (n *Network) reclaimLoop(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(reclaimEvery)
+	defer t.Stop()
+	var seen map[string]bool // departed at the last look
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		maps, err := os.ReadFile("/proc/self/maps")
+		if err != nil {
+			continue
+		}
+		now := map[string]bool{}
+		for _, name := range departed(maps, os.Getpid(), verbs.Dead) {
+			if !seen[name] {
+				now[name] = true
+				continue
+			}
+			cs := C.CString(name)
+			C.dmg_mn_forget(n.mn, cs) // an error leaves the slot taken, as before
+			C.free(unsafe.Pointer(cs))
+		}
+		seen = now
+	}
+}
+
+// departed lists the shm endpoint regions in maps (the text of
+// /proc/self/maps) that belong to other processes' endpoints which are
+// gone: the file was deleted (the endpoint closed) or dead reports their
+// process gone. Each name once, in order of appearance.
+func departed(maps []byte, self int, dead func(name string) bool) []string {
+	var out []string
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(maps))
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		i := strings.Index(line, verbs.ShmDir+"/"+verbs.RuntimeMarker)
+		if i < 0 {
+			continue
+		}
+		path, deleted := strings.CutSuffix(line[i:], " (deleted)")
+		name := filepath.Base(path)
+		pid, _, rest, ok := verbs.ParseRuntimeName(name)
+		if !ok || pid == self || !strings.HasPrefix(rest, "ep") || seen[name] {
+			continue
+		}
+		if deleted || dead(name) {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	return out
+}
