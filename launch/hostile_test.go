@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dmg-hpc/dmg/launch"
 	"github.com/dmg-hpc/dmg/sizes"
 	"github.com/dmg-hpc/dmg/spmd/mpitest"
 	"github.com/dmg-hpc/dmg/verbs"
@@ -350,6 +352,61 @@ func TestHostileSizes(t *testing.T) {
 			sameFiles(t, before, snapshot(t, dir))
 			if took > 10*time.Second {
 				t.Errorf("took %v to fail", took)
+			}
+		})
+	}
+}
+
+// hostileValues are the values the command-line property test gives
+// flags: FuzzRunFlags' seeds, and values each flag takes.
+var hostileValues = []string{"NaN", "Inf", "-Inf", "-1", "0", "1e308", "18446744073709551615", "18446744073709551616",
+	"", "0.5", "10s", "-3s", "abc", "8GiB", "2KiB", "1", "2", "3", "0.85", "1ns", "1000000", "4KiB", "64MiB"}
+
+// The command line as a hostile user writes it, under mpirun: run with
+// one to three flags from FuzzRunFlags' list set to values from
+// hostileValues, on a small graph, cn:1,mn:1. Every case ends within
+// mpitest's bound with exit 0 (and a result) or exit 2 (and one "dmg: "
+// line), never a crash: no panic, no signal, no second line. The cases
+// are drawn from a fixed seed (DMG_FLAGS_SEED=N draws others, DMG_FLAGS_CASES=N more).
+func TestHostileFlagsUnderMpirun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mpirun integration test")
+	}
+	seed, cases := uint64(31), 16
+	if s := os.Getenv("DMG_FLAGS_SEED"); s != "" {
+		fmt.Sscan(s, &seed)
+	}
+	if s := os.Getenv("DMG_FLAGS_CASES"); s != "" {
+		fmt.Sscan(s, &cases)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0))
+	algos := []string{"bfs", "pagerank", "wcc", "sssp", "cdlp", "lcc"}
+	exits := map[int]int{}
+	defer func() { t.Logf("seed %d, %d cases: exits %v", seed, cases, exits) }()
+	for i := range cases {
+		algo := algos[rng.IntN(len(algos))]
+		args := []string{"--roles", "cn:1,mn:1", "run", "--algo", algo, "--graph", "kron:8", "--undirected", "--weighted", "--iterations", "3"}
+		for range 1 + rng.IntN(3) {
+			f := launch.FuzzedFlags[rng.IntN(len(launch.FuzzedFlags))]
+			args = append(args, "--"+f+"="+hostileValues[rng.IntN(len(hostileValues))])
+		}
+		t.Run(fmt.Sprintf("%d", i), func(t *testing.T) {
+			res := mpitest.Exec(t, 2, nil, dmgBin(t), args...)
+			exits[res.ExitCode]++
+			said := 0
+			for _, l := range strings.Split(res.Stderr, "\n") {
+				if strings.HasPrefix(l, "dmg: ") {
+					said++
+				}
+			}
+			crashed := strings.Contains(res.Stderr, "panic") || strings.Contains(res.Stderr, "goroutine ") || strings.Contains(res.Stderr, "signal ")
+			switch {
+			case crashed || res.ExitCode != 0 && res.ExitCode != 2:
+				t.Errorf("dmg %s: exit %d after %v; want 0 or 2, no crash\nstderr:\n%s", strings.Join(args, " "), res.ExitCode, res.Elapsed, res.Stderr)
+			case res.ExitCode == 2 && said != 1:
+				t.Errorf("dmg %s: exit 2 with %d \"dmg: \" lines; want one\nstderr:\n%s", strings.Join(args, " "), said, res.Stderr)
+			case res.ExitCode == 0 && (said != 0 || !strings.Contains(res.Stdout, "result:")):
+				t.Errorf("dmg %s: exit 0 but stderr has %d \"dmg: \" lines or stdout no result\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), said, res.Stdout, res.Stderr)
 			}
 		})
 	}
