@@ -134,11 +134,13 @@ func TestHostLinkHealed(t *testing.T) {
 	bed := testbed.Shared(t, 6)
 	// On this machine of two cores a cut of 1 s can silence a host for up
 	// to 7 s (the retries of the cut-off ranks starve the others; docs/design.md),
-	// so the job and its launcher wait longer than the fault tests: 20 s,
-	// and mpirun's keepalive 2 s + 15 probes.
+	// so the job and its launcher wait longer than the fault tests: 20 s
+	// for a silent peer and for an operation (--peer-timeout, --timeout;
+	// CI once saw a READ outlast the default 10 s), and mpirun's keepalive
+	// 2 s + 15 probes.
 	env := []string{"OMPI_MCA_oob_tcp_keepalive_probes=15"}
 	p := startOnHostsEnv(t, bed, 2*time.Minute, "1,2,3,4", 4, env, "--roles", "cn:2,mn:2", "-v", "run", "--algo", "pagerank",
-		"--graph", "kron:14", "--iterations", "300", "--peer-timeout", "20s", "--verify")
+		"--graph", "kron:14", "--iterations", "300", "--peer-timeout", "20s", "--timeout", "20s", "--verify")
 	waitLog(t, p, "] computing")
 	if err := bed.Blip(bed.Host(2), time.Second); err != nil {
 		t.Fatal(err)
