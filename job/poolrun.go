@@ -398,6 +398,11 @@ func (pr *poolRun) abandon() error {
 	if k == nil {
 		return errors.New("job: the lease had no keeper yet")
 	}
+	if h, ok := pr.p.Net.(verbs.Halter); ok {
+		// The run's traffic stops first: the MN then answers the release
+		// at once, not behind the run's reads.
+		h.Halt(k.Endpoint())
+	}
 	return k.Release()
 }
 

@@ -236,6 +236,10 @@ func (j *Job) Sync(err error, vec []float64) error {
 // agree on it, before anything is printed, and names the peers that died
 // (a failure that follows a death is reported as the death).
 func agree(rt spmd.Runtime, comm spmd.Comm, stderr io.Writer, mu *sync.Mutex, scratch *[]float64, err error, vec []float64, intr *interrupt) error {
+	// A rank ending on the launcher's signal goes no further: its handler
+	// gives back what the job holds and ends the process, and must not
+	// find the network torn down under it by a failure this one causes.
+	intr.stayIfEnding()
 	code := exitCode(err)
 	me := comm.Rank()
 	// A failure agreed on in an earlier phase has been printed already:

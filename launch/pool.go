@@ -227,6 +227,7 @@ func attach(j *Job, path string, timeout time.Duration) (*attached, error) {
 	if err := j.Agree(err); err != nil {
 		return nil, err
 	}
+	j.intr.onHalt(func() { net.Halt() }) // a signal must not leave a provider lock held in the pool
 	a := &attached{net: net, watch: make(chan struct{})}
 	go watchMNs(mns, j.stalled, a.watch)
 	if j.IsRoot() {

@@ -642,11 +642,22 @@ func TestPoolLeases(t *testing.T) {
 					said = append(said, l)
 				}
 			}
-			if len(said) != 1 || !strings.Contains(said[0], "interrupted by SIGTERM") || !strings.Contains(said[0], `the lease of graph "g" was released`) {
-				t.Errorf("a holder ended by SIGTERM said %q; want one line saying the lease of graph \"g\" was released", said)
+			// The release is a CAS the MN must answer within undoGrace; on
+			// a loaded machine it may not, and then the line says so and
+			// the lease expires with its heartbeat.
+			released := len(said) == 1 && strings.Contains(said[0], `the lease of graph "g" was released`)
+			late := len(said) == 1 && strings.Contains(said[0], `the lease of graph "g" was not released within`)
+			if len(said) != 1 || !strings.Contains(said[0], "interrupted by SIGTERM") || !released && !late {
+				t.Errorf("a holder ended by SIGTERM said %q; want one line saying whether the lease of graph \"g\" was released", said)
 			}
-			if l := s.ls(t); len(l.Graphs) != 1 || l.Graphs[0].Holder != "" {
-				t.Errorf("dmg ls --json after the holder's SIGTERM: %+v; want g free", l.Graphs)
+			wait := "0s"
+			if released {
+				if l := s.ls(t); len(l.Graphs) != 1 || l.Graphs[0].Holder != "" {
+					t.Errorf("dmg ls --json after the holder's SIGTERM, which said the lease was released: %+v; want g free", l.Graphs)
+				}
+			} else {
+				t.Logf("the lease was not released within the grace: %q", said)
+				wait = "30s"
 			}
 			if fab == "tcp" {
 				// A job connecting right after another's were cut can lose
@@ -656,9 +667,9 @@ func TestPoolLeases(t *testing.T) {
 				s.stop(t)
 				return
 			}
-			got, p := s.run(t, 2, "g", "bfs")
+			got, p := s.run(t, 2, "g", "bfs", "--wait", wait)
 			if p.code != 0 {
-				t.Fatalf("a run (no --wait) after the holder's SIGTERM: %s", p)
+				t.Fatalf("a run (--wait %s) after the holder's SIGTERM: %s", wait, p)
 			}
 			samePoolResults(t, "bfs after a terminated holder", "bfs", got, want)
 			s.stop(t)

@@ -51,8 +51,13 @@ type interrupt struct {
 	rank  int               // this process's world rank, once the world is up
 	hb    *heartbeat.Beacon // hears the ranks on other hosts (peers.go)
 	// undos give back what the job holds outside itself (a pool's lease)
-	// when a signal ends it (onSignal).
+	// when a signal ends it (onSignal); halts then stop its traffic to
+	// what outlives it (onHalt).
 	undos []undo
+	halts []func()
+	// handling is set once a signal ends the job: the job's own end
+	// then waits for the handler's (stop).
+	handling atomic.Bool
 }
 
 // undo is something the job holds outside itself, and how to give it back.
@@ -64,6 +69,11 @@ type undo struct {
 // undoGrace bounds the undos: Open MPI kills a rank 1 s after the SIGTERM
 // it forwards (odls_base_sigkill_timeout).
 const undoGrace = 700 * time.Millisecond
+
+// signalLinger is how long after the signal a rank that does not say why
+// the job ends stays: Open MPI kills the job's other ranks as soon as one
+// exits, and the one that says it needs up to undoGrace, then a moment.
+const signalLinger = undoGrace + 150*time.Millisecond
 
 func newInterrupt(stderr io.Writer, mu *sync.Mutex, start time.Time, print bool) *interrupt {
 	in := &interrupt{stderr: stderr, mu: mu, start: start, print: print, phase: "starting", sigs: make(chan os.Signal, 1), quit: make(chan struct{})}
@@ -199,11 +209,22 @@ func (in *interrupt) takeOver() <-chan os.Signal {
 	return in.to
 }
 
-// stop stops listening (the job is over).
+// stop stops listening (the job is over). While a signal is being
+// handled it never returns: the handler ends the process, after its
+// undos and its line.
 func (in *interrupt) stop() {
+	in.stayIfEnding()
 	signal.Stop(in.sigs)
 	close(in.quit)
 	close(in.sigs)
+}
+
+// stayIfEnding never returns once a signal is being handled (nil
+// receiver: returns): the handler ends the process.
+func (in *interrupt) stayIfEnding() {
+	if in != nil && in.handling.Load() {
+		select {}
+	}
 }
 
 // setPhase records the phase that starts (job.Config.Phase).
@@ -238,14 +259,16 @@ func (in *interrupt) wait() {
 		in.state.Unlock()
 		return
 	}
+	in.handling.Store(true)
 	phase, outs, written, peers, host, ending, rank, hb, said := in.phase, in.outputs, in.written, in.peers, in.host, in.ending, in.rank, in.hb, in.said
 	in.state.Unlock()
+	got := time.Now()
 	if ending != 0 {
 		// The job has failed and says so: the launcher is tearing it down
 		// after another rank's exit. Let the message out, say nothing more,
 		// and stay for failGrace: the peers ending now probe this rank,
 		// and must not take it for dead.
-		got := time.Now()
+		in.halt()
 		if said != nil {
 			select {
 			case <-said:
@@ -256,13 +279,24 @@ func (in *interrupt) wait() {
 		in.mu.Lock()
 		os.Exit(ending)
 	}
+	// From here on the job's own errors (its operations fail once halted)
+	// are not said: the signal is.
+	claimed := in.claim()
+	// Give back what the job holds, then stop its traffic, while the
+	// peers are probed.
 	undone := in.runUndos()
+	halted := make(chan string, 1)
+	go func() {
+		tail := undone()
+		in.halt()
+		halted <- tail
+	}()
 	// The launcher ends the job under every rank: rank 0 says why, or rank
 	// 1 when rank 0 is the one lost. Probing the peers on other hosts
-	// takes up to probeWait; the others linger for failGrace, so that the
-	// reporting rank finds them alive and does not take their exit for a
-	// death, and their memory stays up while its workers finish.
-	lingered := time.Now()
+	// takes up to probeWait; the others linger for signalLinger, so that
+	// the reporting rank finds them alive and does not take their exit
+	// for a death, their memory stays up while its workers finish, and
+	// the launcher does not kill it for their exit before it has spoken.
 	var gone, silent []string
 	print := in.print
 	if ending == 0 && (print || rank == 1) {
@@ -276,8 +310,9 @@ func (in *interrupt) wait() {
 		// it: the job was reported while it was frozen, by the others.
 		print = false
 	}
-	if !in.print {
-		time.Sleep(failGrace - time.Since(lingered))
+	tail := <-halted
+	if !print {
+		time.Sleep(signalLinger - time.Since(got))
 	}
 	for _, p := range outs {
 		if p == "" || p == "-" {
@@ -288,7 +323,7 @@ func (in *interrupt) wait() {
 			os.Remove(t)
 		}
 	}
-	if print && in.claim() {
+	if print && claimed {
 		what := "no output written"
 		if written {
 			what = "the outputs were written"
@@ -300,12 +335,12 @@ func (in *interrupt) wait() {
 		in.mu.Lock()
 		if len(dead) == 0 && len(silent) > 0 {
 			fmt.Fprintf(in.stderr, "dmg: %s; the job ends (%s from the launcher) after %.1fs, while %s; %s%s\n",
-				strings.Join(silent, ", "), signalName(sig), time.Since(in.start).Seconds(), phase, what, undone())
+				strings.Join(silent, ", "), signalName(sig), time.Since(in.start).Seconds(), phase, what, tail)
 		} else if len(dead) > 0 {
 			fmt.Fprintf(in.stderr, "dmg: %s died after %.1fs, while %s; the job ends (%s from the launcher); %s%s\n",
-				strings.Join(dead, ", "), time.Since(in.start).Seconds(), phase, signalName(sig), what, undone())
+				strings.Join(dead, ", "), time.Since(in.start).Seconds(), phase, signalName(sig), what, tail)
 		} else {
-			fmt.Fprintf(in.stderr, "dmg: interrupted by %s after %.1fs, while %s; %s%s\n", signalName(sig), time.Since(in.start).Seconds(), phase, what, undone())
+			fmt.Fprintf(in.stderr, "dmg: interrupted by %s after %.1fs, while %s; %s%s\n", signalName(sig), time.Since(in.start).Seconds(), phase, what, tail)
 		}
 		in.mu.Unlock()
 	}
@@ -354,6 +389,25 @@ func (in *interrupt) onSignal(what string, fn func() error) {
 	in.state.Lock()
 	in.undos = append(in.undos, undo{what, fn})
 	in.state.Unlock()
+}
+
+// onHalt registers what stops this process's traffic to something that
+// outlives the job (a served pool's network), when a signal ends it: run
+// after the undos, before the process ends.
+func (in *interrupt) onHalt(fn func()) {
+	in.state.Lock()
+	in.halts = append(in.halts, fn)
+	in.state.Unlock()
+}
+
+// halt runs the halts.
+func (in *interrupt) halt() {
+	in.state.Lock()
+	halts := in.halts
+	in.state.Unlock()
+	for _, h := range halts {
+		h()
+	}
 }
 
 // runUndos starts giving back what the job holds, at once, and returns

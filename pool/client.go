@@ -762,6 +762,9 @@ func (k *Keeper) run(every time.Duration) {
 	}
 }
 
+// Endpoint is the endpoint the keeper renews and releases the lease on.
+func (k *Keeper) Endpoint() verbs.Endpoint { return k.ep }
+
 // Stop ends the renewals and returns the first error, which also ended
 // them.
 func (k *Keeper) Stop() error {

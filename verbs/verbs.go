@@ -69,6 +69,16 @@ type Atomics interface {
 	FAA64(a Addr, delta uint64, prev *uint64) error
 }
 
+// Halter is an optional ability of a Network: a process about to end
+// stops its traffic for good, so that what outlives it (a served pool)
+// is left in a state others can use.
+type Halter interface {
+	// Halt makes every endpoint but keep fail its next operations, and
+	// returns once none of them is inside the provider; a later Halt
+	// with fewer kept stops those too.
+	Halt(keep ...Endpoint)
+}
+
 // BufferAllocator is an optional ability of an Endpoint: buffers that the
 // backend can use for Read and Write without staging copies (registered
 // memory on the fabric backend). They are ordinary []byte to the caller and

@@ -30,6 +30,9 @@ struct dmg_fab {
 	// provider's fast path, FI_MR_VIRT_ADDR and no RMA ordering), and with
 	// it wait for the MN's progress thread to do the copy.
 	uint64_t write_flags;
+	// halted, once set (dmg_fab_halt), makes every endpoint's post and
+	// wait loops return before their next provider call.
+	int halted;
 };
 
 struct dmg_mn {
@@ -70,6 +73,7 @@ struct dmg_ep {
 	int posted, completed; // in the current batch
 	dmg_buf *bufs;         // registered buffers; a free slot has p == NULL
 	int nbufs;
+	int kept; // goes on after dmg_fab_halt (dmg_ep_keep)
 };
 
 static void seterr(char *err, size_t errlen, const char *what, int ret) {
@@ -155,6 +159,17 @@ int dmg_fab_open(const char *prov, dmg_fab **out, char *err, size_t errlen) {
 	*out = f;
 	return 0;
 }
+
+void dmg_fab_halt(dmg_fab *f) { __atomic_store_n(&f->halted, 1, __ATOMIC_SEQ_CST); }
+
+static int halted(dmg_ep *e, int i, int *bad, char *err, size_t errlen) {
+	if (!__atomic_load_n(&e->f->halted, __ATOMIC_SEQ_CST) || __atomic_load_n(&e->kept, __ATOMIC_SEQ_CST)) return 0;
+	*bad = i;
+	snprintf(err, errlen, "halted: the process is ending");
+	return 1;
+}
+
+void dmg_ep_keep(dmg_ep *e, int kept) { __atomic_store_n(&e->kept, kept, __ATOMIC_SEQ_CST); }
 
 void dmg_fab_close(dmg_fab *f) {
 	if (!f) return;
@@ -524,6 +539,7 @@ int dmg_ep_post(dmg_ep *e, int from, int to, int64_t timeout_ns, int *bad, char 
 	int64_t deadline = now_ns() + timeout_ns;
 	int polls = 0;
 	for (int i = from; i < to; ) {
+		if (halted(e, i, bad, err, errlen)) return -FI_ECANCELED;
 		e->done[i] = 0;
 		ssize_t ret = post(e, i);
 		if (ret == 0) { i++; e->posted = i; continue; }
@@ -553,6 +569,7 @@ int dmg_ep_wait(dmg_ep *e, int n, int64_t timeout_ns, int *bad, char *err, size_
 	int64_t deadline = now_ns() + timeout_ns;
 	int idle = 0;
 	while (e->completed < n) {
+		if (halted(e, first_undone(e, n), bad, err, errlen)) return -FI_ECANCELED;
 		int c = reap(e, n, bad, err, errlen);
 		if (c < 0) return c;
 		if (c > 0) { e->completed += c; idle = 0; continue; }

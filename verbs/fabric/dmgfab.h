@@ -36,6 +36,11 @@ int dmg_fab_open(const char *prov, dmg_fab **out, char *err, size_t errlen);
 // Sets how this process's shm endpoint regions are named (at most 95 bytes).
 void dmg_set_shm_prefix(const char *p);
 void dmg_fab_close(dmg_fab *f);
+// Makes every endpoint's post and wait return -FI_ECANCELED before its
+// next provider call (a process about to end).
+void dmg_fab_halt(dmg_fab *f);
+// Exempts an endpoint from dmg_fab_halt (kept 1), or not (0).
+void dmg_ep_keep(dmg_ep *e, int kept);
 // Facts about the opened provider.
 const char *dmg_fab_prov_name(dmg_fab *f);
 const char *dmg_fab_domain_name(dmg_fab *f);

@@ -60,6 +60,9 @@ type endpoint struct {
 	// closeDead closes the endpoint even after a timed-out flush (a
 	// socket provider's: no peer writes into its memory).
 	closeDead bool
+	// kept: this endpoint goes on after Network.Halt (it gives back
+	// what the process holds).
+	kept atomic.Bool
 }
 
 var (
@@ -138,6 +141,9 @@ func (e *endpoint) stageLen() uint64 { return uint64(C.dmg_ep_stagelen(e.ep)) }
 func (e *endpoint) usable() error {
 	if e.ep == nil {
 		return errors.New("verbs: endpoint is closed")
+	}
+	if e.net.halted.Load() && !e.kept.Load() {
+		return errors.New("verbs: the network is halted (the process is ending)")
 	}
 	return e.dead
 }

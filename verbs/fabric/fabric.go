@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -61,6 +62,8 @@ type Network struct {
 	// probesFailed counts this CN's endpoints replaced after a failed
 	// probe (said in a timeout's error).
 	probesFailed atomic.Int64
+	// halted is set by Halt: no endpoint enters the provider again.
+	halted atomic.Bool
 }
 
 type remotePool struct {
@@ -498,6 +501,50 @@ func (n *Network) Close() error {
 	n.release()
 	return errors.Wrap(err, "verbs: closing the network")
 }
+
+// Halt is verbs.Halter: it stops this process's operations for good,
+// but keep's, and returns once no other endpoint is inside the provider
+// (haltWait at most). A process that ends then holds none of the
+// provider's locks: over shm an operation takes a spin lock in the MN's
+// shared memory, and a process killed while holding it (Open MPI's
+// SIGKILL a second after its SIGTERM) leaves a served pool unable to
+// answer anyone. Later Flushes fail; operations in flight are left to
+// the peer.
+func (n *Network) Halt(keep ...verbs.Endpoint) {
+	n.mu.Lock()
+	var stopped []*endpoint
+	for ep := range n.eps {
+		kept := slices.Contains(keep, verbs.Endpoint(ep))
+		ep.kept.Store(kept)
+		if ep.ep != nil {
+			C.dmg_ep_keep(ep.ep, C.int(btoi(kept)))
+		}
+		if !kept {
+			stopped = append(stopped, ep)
+		}
+	}
+	n.halted.Store(true)
+	if n.fab != nil {
+		C.dmg_fab_halt(n.fab)
+	}
+	n.mu.Unlock()
+	for deadline := time.Now().Add(haltWait); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if !slices.ContainsFunc(stopped, func(e *endpoint) bool { return e.busy.Load() != 0 }) {
+			return
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// haltWait bounds Halt's wait for the endpoints inside the provider: a
+// provider call returns within microseconds, a flush at its next loop.
+const haltWait = 100 * time.Millisecond
 
 func (n *Network) release() {
 	if n.unwatch != nil {
