@@ -7,7 +7,7 @@
 #   testbed.sh exec HOST CMD...   runs CMD on HOST (its network, hostname, process ids, mounts)
 #   testbed.sh hosts K            prints "dmg1-h1,...,dmg1-hK"
 #   testbed.sh cut HOST           takes HOST's link down (a partition); heal HOST brings it back
-#   testbed.sh blip HOST SECONDS  cuts HOST's link for SECONDS, then heals it
+#   testbed.sh blip HOST SECONDS  drops all of HOST's traffic for SECONDS, its link up
 #   testbed.sh kill HOST          kills HOST: every process in its PID namespace (up brings it back)
 #   testbed.sh pids HOST          the process ids, as this machine sees them, of what runs on HOST
 #   testbed.sh reset              every host up, linked, and running nothing but its init (between tests)
@@ -80,6 +80,7 @@ up_host() {
     ip -n "$h" link set lo up
   fi
   ip link set "$VETH$i" up
+  queue "$i" 1000
   grep -q " $h $MARK$" /etc/hosts || echo "$NET.$i $h $MARK" >> /etc/hosts
   [ -n "$(init "$h")" ] && return 0
   # The host's init: new UTS, PID and mount namespaces inside the network namespace, holding them
@@ -165,12 +166,23 @@ pids() {
 }
 
 # reset: heal every link, bring back killed hosts, end what runs on them.
+# queue I LEN: each end of host I's veth pair has a packet queue (pfifo) of LEN packets. A blip
+# makes both 0, which drops every packet of the host both ways while the link stays up, then
+# gives them their length back. Only the length changes, at once: bringing a link back up, or
+# adding and removing a queue, makes the kernel quiesce the link, which on a loaded machine of
+# two cores came up to 17 s late (a blip of 1 s by link down and up once lasted 18 s).
+queue() {
+  tc qdisc change dev "$VETH$1" root pfifo limit "$2" 2>/dev/null || tc qdisc replace dev "$VETH$1" root pfifo limit "$2"
+  tc -n "$PREFIX$1" qdisc change dev eth0 root pfifo limit "$2" 2>/dev/null || tc -n "$PREFIX$1" qdisc replace dev eth0 root pfifo limit "$2"
+}
+
 reset() {
   local h i p ip
   [ -f "$STATE/hostfile" ] || die "no test bed: run 'testbed.sh up N' first"
   for h in $(awk '{print $1}' "$STATE/hostfile"); do
     i=${h#"$PREFIX"}
     ip link set "$VETH$i" up
+    queue "$i" 1000
     p=$(init "$h")
     if [ -z "$p" ]; then up_host "$h"; continue; fi
     for ip in $(pids "$h"); do
@@ -206,14 +218,14 @@ case ${1:-} in
   cut) host_ok "${2:?cut HOST}"; ip link set "$VETH${2#"$PREFIX"}" down ;;
   heal) host_ok "${2:?heal HOST}"; ip link set "$VETH${2#"$PREFIX"}" up ;;
   blip)
-    # cut, then heal after SECONDS, at real-time priority: on a machine of few cores the
-    # job's retries during the cut can keep an ordinary process from running for seconds
-    # (docs/design.md), which would make the cut that much longer
+    # drop every packet of HOST for SECONDS (queue), at real-time priority: on a machine of
+    # few cores the job's retries during the cut can keep an ordinary process from running
+    # for seconds (docs/design.md), which would make the cut that much longer
     host_ok "${2:?blip HOST SECONDS}"
     chrt -f -p 50 $$ >/dev/null 2>&1 || true
-    ip link set "$VETH${2#"$PREFIX"}" down
+    queue "${2#"$PREFIX"}" 0
     sleep "${3:?blip HOST SECONDS}"
-    ip link set "$VETH${2#"$PREFIX"}" up ;;
+    queue "${2#"$PREFIX"}" 1000 ;;
   kill)
     host_ok "${2:?kill HOST}"
     p=$(init "$2"); [ -n "$p" ] && kill -9 "$p"
