@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,21 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+
+// libfabric links the PSM providers' libraries, and libinfinipath's
+// constructor installs its own handler for SIGSEGV, SIGBUS, SIGILL and
+// SIGFPE, which writes a backtrace file and exits 139. Go's runtime, which
+// installs its handlers after every constructor has run, would forward a
+// crash in C code to it: a rank died silently. Restored to the default
+// here (this constructor runs after its libraries'), Go reports such a
+// crash itself, with the C program counter and every goroutine's stack.
+__attribute__((constructor)) static void dmg_default_crash_handlers(void) {
+	int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		struct sigaction old;
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_DFL) signal(sigs[i], SIG_DFL);
+	}
+}
 
 uint32_t dmg_fi_version(void) { return FI_VERSION(1, 9); }
 
