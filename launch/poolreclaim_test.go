@@ -3,9 +3,7 @@ package launch_test
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -101,14 +99,9 @@ func clientRegions(t *testing.T, pid int) []string {
 		t.Fatalf("the serve job's MN: %v", err)
 	}
 	var out []string
-	for _, line := range strings.Split(string(b), "\n") {
-		i := strings.Index(line, verbs.ShmDir+"/"+verbs.RuntimeMarker)
-		if i < 0 {
-			continue
-		}
-		name := filepath.Base(strings.TrimSuffix(line[i:], " (deleted)"))
-		if p, _, _, ok := verbs.ParseRuntimeName(name); ok && p != pid {
-			out = append(out, name)
+	for _, m := range verbs.MappedRuntime(b) {
+		if m.PID != pid {
+			out = append(out, m.Name)
 		}
 	}
 	return out

@@ -153,3 +153,30 @@ func RemoveStale(dir string) int {
 	}
 	return removed
 }
+
+// Mapped is a runtime file (RuntimeName) that a process has mapped, as
+// one line of its /proc/PID/maps names it.
+type Mapped struct {
+	Name    string // the file's base name
+	PID     int    // the process that created it
+	Rest    string // what follows its pid and start time
+	Deleted bool   // unlinked since it was mapped
+}
+
+// MappedRuntime lists the runtime files in ShmDir among maps (the text of
+// a /proc/PID/maps), once per mapping line.
+func MappedRuntime(maps []byte) []Mapped {
+	var out []Mapped
+	for _, line := range strings.Split(string(maps), "\n") {
+		i := strings.Index(line, ShmDir+"/"+RuntimeMarker)
+		if i < 0 {
+			continue
+		}
+		path, deleted := strings.CutSuffix(line[i:], " (deleted)")
+		name := filepath.Base(path)
+		if pid, _, rest, ok := ParseRuntimeName(name); ok {
+			out = append(out, Mapped{Name: name, PID: pid, Rest: rest, Deleted: deleted})
+		}
+	}
+	return out
+}

@@ -114,3 +114,32 @@ func FuzzParseProcStat(f *testing.F) {
 		parseProcStat(line) // no panic
 	})
 }
+
+func TestMappedRuntime(t *testing.T) {
+	ep := formatRuntimeName(77, 9, "ep3")
+	pool := formatRuntimeName(78, 10, "cxl-mn0")
+	maps := strings.Join([]string{
+		"7f00-7f10 rw-s 00000000 00:1a 12 " + ShmDir + "/" + ep,
+		"7f10-7f20 rw-s 00000000 00:1a 13 " + ShmDir + "/" + pool + " (deleted)",
+		"7f20-7f30 rw-s 00000000 00:1a 14 " + ShmDir + "/fi_shm_user",
+		"7f30-7f40 rw-s 00000000 00:1a 15 " + ShmDir + "/" + RuntimeMarker + "0-1-x",
+		"7f40-7f50 r-xp 00000000 08:01 16 /usr/lib/libc.so.6",
+		"",
+	}, "\n")
+	got := MappedRuntime([]byte(maps))
+	want := []Mapped{{Name: ep, PID: 77, Rest: "ep3"}, {Name: pool, PID: 78, Rest: "cxl-mn0", Deleted: true}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("MappedRuntime:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+func FuzzMappedRuntime(f *testing.F) {
+	f.Add([]byte("7f00-7f10 rw-s 00000000 00:1a 12 " + ShmDir + "/" + formatRuntimeName(1, 2, "ep0") + " (deleted)\n"))
+	f.Fuzz(func(t *testing.T, maps []byte) {
+		for _, m := range MappedRuntime(maps) {
+			if p, _, rest, ok := ParseRuntimeName(m.Name); !ok || p != m.PID || rest != m.Rest {
+				t.Errorf("%+v: not the runtime name it was parsed from", m)
+			}
+		}
+	})
+}

@@ -5,10 +5,7 @@ package fabric
 import "C"
 
 import (
-	"bufio"
-	"bytes"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 	"unsafe"
@@ -93,23 +90,13 @@ func (n *Network) reclaimLoop(stop <-chan struct{}, done chan<- struct{}) {
 func departed(maps []byte, self int, dead func(name string) bool) []string {
 	var out []string
 	seen := map[string]bool{}
-	sc := bufio.NewScanner(bytes.NewReader(maps))
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		i := strings.Index(line, verbs.ShmDir+"/"+verbs.RuntimeMarker)
-		if i < 0 {
+	for _, m := range verbs.MappedRuntime(maps) {
+		if m.PID == self || !strings.HasPrefix(m.Rest, "ep") || seen[m.Name] {
 			continue
 		}
-		path, deleted := strings.CutSuffix(line[i:], " (deleted)")
-		name := filepath.Base(path)
-		pid, _, rest, ok := verbs.ParseRuntimeName(name)
-		if !ok || pid == self || !strings.HasPrefix(rest, "ep") || seen[name] {
-			continue
-		}
-		if deleted || dead(name) {
-			seen[name] = true
-			out = append(out, name)
+		if m.Deleted || dead(m.Name) {
+			seen[m.Name] = true
+			out = append(out, m.Name)
 		}
 	}
 	return out
