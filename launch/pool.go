@@ -222,7 +222,6 @@ func attach(j *Job, path string, timeout time.Duration) (*attached, error) {
 	if j.cluster == nil {
 		j.intr.addPeers(mns)
 	}
-	rxmAutoProgress()
 	net, err := fabric.Attach(j.World, f.Provider, f.Addrs(), verbs.Config{Timeout: timeout, Stuck: j.stalled})
 	if err := j.Agree(err); err != nil {
 		return nil, err
@@ -399,7 +398,6 @@ func attachAlone(j *Job, path string, timeout time.Duration) (*attached, error) 
 	if err := stale(f, path); err != nil {
 		return nil, err
 	}
-	rxmAutoProgress()
 	net, err := fabric.Attach(j.World, f.Provider, f.Addrs(), verbs.Config{Timeout: timeout, Stuck: func(msg string) {
 		fmt.Fprintf(os.Stderr, "dmg: %s\n", msg)
 		os.Exit(ExitFailure)
@@ -565,15 +563,18 @@ func stale(f *pool.File, path string) error {
 	return nil
 }
 
-// rxmAutoProgress sets FI_OFI_RXM_DATA_AUTO_PROGRESS=1 for libfabric's rxm
-// utility provider (tcp;ofi_rxm, verbs;ofi_rxm), unless the user chose: a
-// pool's MNs take connections from jobs that come and go while others
-// compute. On libfabric 1.17 it cures connections from short-lived
-// processes stalling a computing job (6 of 9 PageRank runs failed with
-// eight dmg ls at their start without it, none of 21 with it), not a whole
-// job connecting (docs/design.md): rxm's threads then leave connections
-// to the progress loop. It must be set before the process's first
-// libfabric call.
+// rxmAutoProgress sets FI_OFI_RXM_DATA_AUTO_PROGRESS=1 for a serve job's
+// MNs on libfabric's rxm utility provider (tcp;ofi_rxm, verbs;ofi_rxm),
+// unless the user chose: they take connections from jobs that come and go
+// while others compute. On libfabric 1.17 it cured connections from
+// short-lived processes stalling a computing job (6 of 9 PageRank runs
+// failed with eight dmg ls at their start without it, none of 21 with it),
+// not a whole job connecting (docs/design.md). verbs/fabric then asks the
+// domain for FI_PROGRESS_AUTO as well (dmgfab.c: asked through the
+// environment alone, 1.17's thread can crash the process). Attached jobs
+// leave it to the user: a thread per endpoint made a tcp holder slower
+// (51–63 s for what took 20–40) and once hung a job. It must be set before
+// the process's first libfabric call.
 func rxmAutoProgress() {
 	const v = "FI_OFI_RXM_DATA_AUTO_PROGRESS"
 	if _, set := os.LookupEnv(v); !set {

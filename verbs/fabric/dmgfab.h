@@ -87,6 +87,10 @@ int dmg_ep_run(dmg_ep *e, int n, int64_t timeout_ns, int *bad, char *err, size_t
 int dmg_ep_post(dmg_ep *e, int from, int to, int64_t timeout_ns, int *bad, char *err, size_t errlen);
 int dmg_ep_wait(dmg_ep *e, int n, int64_t timeout_ns, int *bad, char *err, size_t errlen);
 void dmg_ep_close(dmg_ep *e);
+// Closes the endpoint itself, and so its connections, but frees nothing
+// an operation still in flight may be completed into: its buffers,
+// contexts, CQ and AV (the provider's progress thread may yet write them).
+void dmg_ep_abandon(dmg_ep *e);
 
 uint32_t dmg_fi_version(void);
 

@@ -58,7 +58,8 @@ type endpoint struct {
 	// (Network.probe).
 	probing time.Duration
 	// closeDead closes the endpoint even after a timed-out flush (a
-	// socket provider's: no peer writes into its memory).
+	// socket provider's: no peer writes into its memory), but frees
+	// none of its memory (release).
 	closeDead bool
 	// kept: this endpoint goes on after Network.Halt (it gives back
 	// what the process holds).
@@ -414,11 +415,18 @@ func (e *endpoint) release() {
 	defer e.mu.Unlock()
 	if e.ep != nil {
 		// After a timed-out flush, operations may still be in flight and
-		// the peer may yet answer into this endpoint's memory (shm writes
-		// its replies into our region): leak it rather than free memory a
-		// peer may still touch.
-		if e.dead == nil || e.closeDead {
+		// be completed into this endpoint's memory: by the peer over shm
+		// (it writes its replies into our region), by the provider's own
+		// progress thread over tcp;ofi_rxm (rxm's auto progress: a READ's
+		// late data copied into a freed staging buffer killed a rank,
+		// SIGSEGV in libfabric's thread). Leak that memory rather than
+		// free it; closeDead still closes the endpoint, whose stuck
+		// connection stalls the MN's others.
+		switch {
+		case e.dead == nil:
 			C.dmg_ep_close(e.ep)
+		case e.closeDead:
+			C.dmg_ep_abandon(e.ep)
 		}
 		e.ep = nil
 		e.stage = nil
