@@ -569,7 +569,10 @@ func TestPoolLeases(t *testing.T) {
 	// The holder runs while other jobs connect to the pool, fail on its
 	// lease, list it and wait for it: connections that come and go at a
 	// serve job's MN during another job's traffic (docs/design.md).
-	const holdIters = 3000 // about 15 s over shm here
+	// The holder must outlast a refused run (up to 10 s), dmg ls and the
+	// start of a waiter: CI once ran 3000 iterations in 10.3 s, and ls
+	// found g free.
+	const holdIters = 6000 // 20–30 s over shm here
 	t.Run("held", func(t *testing.T) {
 		s := startServe(t, 2)
 		s.load(t, 2, "g", graph)
