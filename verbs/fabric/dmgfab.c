@@ -22,7 +22,7 @@
 
 // libfabric links the PSM providers' libraries, and libinfinipath's
 // constructor installs its own handler for SIGSEGV, SIGBUS, SIGILL and
-// SIGFPE, which writes a backtrace file and exits 139. Go's runtime, which
+// SIGFPE, which writes a backtrace file and ends the process. Go's runtime, which
 // installs its handlers after every constructor has run, would forward a
 // crash in C code to it: a rank died silently. Restored to the default
 // here (this constructor runs after its libraries'), Go reports such a
@@ -158,7 +158,7 @@ int dmg_list_providers(char *buf, size_t len, int with_caps) {
 }
 
 // rxm_auto_progress says whether rxm's data progress thread is asked for
-// (FI_OFI_RXM_DATA_AUTO_PROGRESS, which launch sets for pools) on an rxm
+// (FI_OFI_RXM_DATA_AUTO_PROGRESS, which launch sets for a serve job) on an rxm
 // provider: the hints must then ask FI_PROGRESS_AUTO too. Otherwise rxm
 // gives tcp's CQ a poll-set wait, and 1.17's thread (rxm_cm_atomic_progress)
 // passes the address of a struct pollfd where libfabric expects a struct
@@ -196,11 +196,14 @@ int dmg_fab_open(const char *prov, dmg_fab **out, char *err, size_t errlen) {
 
 void dmg_fab_halt(dmg_fab *f) { __atomic_store_n(&f->halted, 1, __ATOMIC_SEQ_CST); }
 
-static int halted(dmg_ep *e, int i, int *bad, char *err, size_t errlen) {
-	if (!__atomic_load_n(&e->f->halted, __ATOMIC_SEQ_CST) || __atomic_load_n(&e->kept, __ATOMIC_SEQ_CST)) return 0;
+static int halted(dmg_ep *e) {
+	return __atomic_load_n(&e->f->halted, __ATOMIC_SEQ_CST) && !__atomic_load_n(&e->kept, __ATOMIC_SEQ_CST);
+}
+
+static int halt_error(int i, int *bad, char *err, size_t errlen) {
 	*bad = i;
 	snprintf(err, errlen, "halted: the process is ending");
-	return 1;
+	return -FI_ECANCELED;
 }
 
 void dmg_ep_keep(dmg_ep *e, int kept) { __atomic_store_n(&e->kept, kept, __ATOMIC_SEQ_CST); }
@@ -573,7 +576,7 @@ int dmg_ep_post(dmg_ep *e, int from, int to, int64_t timeout_ns, int *bad, char 
 	int64_t deadline = now_ns() + timeout_ns;
 	int polls = 0;
 	for (int i = from; i < to; ) {
-		if (halted(e, i, bad, err, errlen)) return -FI_ECANCELED;
+		if (halted(e)) return halt_error(i, bad, err, errlen);
 		e->done[i] = 0;
 		ssize_t ret = post(e, i);
 		if (ret == 0) { i++; e->posted = i; continue; }
@@ -603,7 +606,7 @@ int dmg_ep_wait(dmg_ep *e, int n, int64_t timeout_ns, int *bad, char *err, size_
 	int64_t deadline = now_ns() + timeout_ns;
 	int idle = 0;
 	while (e->completed < n) {
-		if (halted(e, first_undone(e, n), bad, err, errlen)) return -FI_ECANCELED;
+		if (halted(e)) return halt_error(first_undone(e, n), bad, err, errlen);
 		int c = reap(e, n, bad, err, errlen);
 		if (c < 0) return c;
 		if (c > 0) { e->completed += c; idle = 0; continue; }

@@ -417,9 +417,7 @@ func (e *endpoint) release() {
 		// After a timed-out flush, operations may still be in flight and
 		// be completed into this endpoint's memory: by the peer over shm
 		// (it writes its replies into our region), by the provider's own
-		// progress thread over tcp;ofi_rxm (rxm's auto progress: a READ's
-		// late data copied into a freed staging buffer killed a rank,
-		// SIGSEGV in libfabric's thread). Leak that memory rather than
+		// progress thread over tcp;ofi_rxm. Leak that memory rather than
 		// free it; closeDead still closes the endpoint, whose stuck
 		// connection stalls the MN's others.
 		switch {

@@ -105,11 +105,7 @@ func ProviderName(name string, sameHost bool) (string, error) {
 // atomics here (rma=true), or every provider (rma=false).
 func Providers(rma bool) ([]string, error) {
 	buf := make([]byte, 4096)
-	withCaps := C.int(0)
-	if rma {
-		withCaps = 1
-	}
-	if ret := C.dmg_list_providers((*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), withCaps); ret != 0 {
+	if ret := C.dmg_list_providers((*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), cbool(rma)); ret != 0 {
 		return nil, errors.Errorf("verbs: fi_getinfo failed listing providers (%d)", int(ret))
 	}
 	s := cstr(buf)
@@ -517,7 +513,7 @@ func (n *Network) Halt(keep ...verbs.Endpoint) {
 		kept := slices.Contains(keep, verbs.Endpoint(ep))
 		ep.kept.Store(kept)
 		if ep.ep != nil {
-			C.dmg_ep_keep(ep.ep, C.int(btoi(kept)))
+			C.dmg_ep_keep(ep.ep, cbool(kept))
 		}
 		if !kept {
 			stopped = append(stopped, ep)
@@ -535,7 +531,8 @@ func (n *Network) Halt(keep ...verbs.Endpoint) {
 	}
 }
 
-func btoi(b bool) int {
+// cbool is b as a C int flag.
+func cbool(b bool) C.int {
 	if b {
 		return 1
 	}
@@ -573,11 +570,7 @@ func (n *Network) release() {
 // stuck peer in tests.
 func (n *Network) pauseProgress(paused bool) {
 	if n.mn != nil {
-		p := C.int(0)
-		if paused {
-			p = 1
-		}
-		C.dmg_mn_pause(n.mn, p)
+		C.dmg_mn_pause(n.mn, cbool(paused))
 	}
 }
 
