@@ -145,6 +145,15 @@ func (j *Job) Logf(format string, args ...any) {
 // stallDefer (plus a tenth of a second per rank, lowest first), by which
 // time rank 0's abort has normally taken them. A second per rank was too
 // short on a loaded machine: CI saw rank 1's line as well as rank 0's.
+// note tells the operator, from whichever rank, what it did on its own
+// (a serve job's MN that took its lock back from a dead client): a line
+// on stderr, whatever the verbosity.
+func (j *Job) note(msg string) {
+	j.errMu.Lock()
+	defer j.errMu.Unlock()
+	fmt.Fprintf(j.Err, "dmg: %s\n", msg)
+}
+
 func (j *Job) stalled(msg string) {
 	var delay time.Duration
 	if r := j.Rank(); r > 0 {

@@ -79,7 +79,7 @@ func serveBody(j *Job, sf *serveFlags) error {
 	}
 	sig := j.intr.takeOver()
 	rxmAutoProgress()
-	net, err := fabric.Open(j.World, verbs.Config{PoolBytes: size, Provider: sf.fabric, Stuck: j.stalled})
+	net, err := fabric.Open(j.World, verbs.Config{PoolBytes: size, Provider: sf.fabric, Stuck: j.stalled, Note: j.note})
 	if err := j.Agree(err); err != nil {
 		return err
 	}

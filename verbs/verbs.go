@@ -154,6 +154,10 @@ type Config struct {
 	// return) for Timeout plus a few seconds; the caller ends the job.
 	// The fabric backend watches for it; the others cannot get stuck so.
 	Stuck func(msg string)
+	// Note, if set, is told what an MN did on its own that the operator
+	// should know of (a lock taken back from a dead client); nil says
+	// nothing.
+	Note func(msg string)
 }
 
 // EnsureDefaults fills in zero fields with defaults.

@@ -1,8 +1,11 @@
 #include "dmgfab.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +66,13 @@ struct dmg_mn {
 	volatile int stop;
 	volatile int paused;
 	int blocking; // CQ has a wait object: progress sleeps in fi_cq_sread
+	// inside is when (now_ns) progress entered its current provider call,
+	// 0 between calls: a call that lasts is a progress thread spinning on
+	// a lock (dmg_mn_inside).
+	int64_t inside;
+	// head is this MN's own shm region, mapped again (NULL when the
+	// provider is not shm, or its region is not laid out as expected).
+	struct smr_head *head;
 };
 
 typedef struct {
@@ -290,6 +300,62 @@ static void *alloc_buf(size_t len) {
 	return p;
 }
 
+// The start of libfabric 1.17's shm region (struct smr_region in
+// include/ofi_shm.h, SMR_VERSION 4): every endpoint's region begins so,
+// and its lock is the spin lock under which a sender queues a command in
+// it (and, on the fast path, copies a READ or WRITE with
+// process_vm_readv/writev). A sender killed inside leaves it taken: every
+// later sender, and the owner's progress, spin on it for ever.
+#define SMR_HEAD_VERSION 4
+struct smr_head {
+	uint8_t version;
+	uint8_t resv;
+	uint16_t flags;
+	int pid; // the owner's, written last when the region is ready
+	uint8_t cma_cap_peer;
+	uint8_t cma_cap_self;
+	uint32_t max_sar_buf_per_peer;
+	void *base_addr; // where the owner maps it
+	pthread_spinlock_t lock;
+};
+_Static_assert(offsetof(struct smr_head, lock) == 24, "libfabric 1.17's smr_region has its lock at byte 24");
+
+// map_head maps the first page of shm region name (in /dev/shm) and
+// checks that it is laid out as struct smr_head says: its version, and
+// its owner pid when pid > 0. NULL if not.
+static struct smr_head *map_head(const char *name, int pid) {
+	int fd = shm_open(name, O_RDWR, 0);
+	if (fd < 0) return NULL;
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) return NULL;
+	struct smr_head *h = p;
+	if (h->version != SMR_HEAD_VERSION || (pid > 0 && h->pid != pid)) {
+		munmap(p, 4096);
+		return NULL;
+	}
+	return h;
+}
+
+// head_locked tells whether a region's lock is taken, with the C
+// library's own calls (glibc on x86-64 counts down from 1, free, to 0 and
+// below, taken): a lock that is free is taken and given back at once.
+static int head_locked(struct smr_head *h) {
+	if (pthread_spin_trylock(&h->lock) != 0) return 1;
+	pthread_spin_unlock(&h->lock);
+	return 0;
+}
+
+// dmg_shm_region_locked tells whether the lock of shm region name is
+// taken (1) or free (0); -1 if the region is not one it can read.
+int dmg_shm_region_locked(const char *name) {
+	struct smr_head *h = map_head(name, 0);
+	if (!h) return -1;
+	int v = head_locked(h);
+	munmap(h, 4096);
+	return v;
+}
+
 int dmg_mn_open(dmg_fab *f, uint64_t size, uint64_t key, dmg_mn **out, char *err, size_t errlen) {
 	dmg_mn *m = calloc(1, sizeof *m);
 	if (!m) return -FI_ENOMEM;
@@ -319,6 +385,12 @@ int dmg_mn_open(dmg_fab *f, uint64_t size, uint64_t key, dmg_mn **out, char *err
 	if (ret) { dmg_mn_close(m); return ret; }
 	ret = fi_enable(m->ep);
 	if (ret) { seterr(err, errlen, "fi_enable", ret); dmg_mn_close(m); return ret; }
+	if (strcmp(f->info->fabric_attr->prov_name, "shm") == 0) { // its region exists from fi_enable on
+		char name[256];
+		size_t len = sizeof name;
+		if (fi_getname(&m->ep->fid, name, &len) == 0 && len <= sizeof name && memchr(name, 0, len))
+			m->head = map_head(name, getpid());
+	}
 	*out = m;
 	return 0;
 }
@@ -349,7 +421,9 @@ int dmg_mn_progress(dmg_mn *m) {
 			continue;
 		}
 		int64_t t0 = now_ns();
+		__atomic_store_n(&m->inside, t0, __ATOMIC_RELEASE);
 		ssize_t n = fi_cq_read(m->cq, ent, 16);
+		__atomic_store_n(&m->inside, 0, __ATOMIC_RELEASE);
 		if (n == -FI_EAVAIL) {
 			struct fi_cq_err_entry e = {0};
 			fi_cq_readerr(m->cq, &e, 0);
@@ -380,6 +454,20 @@ int dmg_mn_forget(dmg_mn *m, const char *name) {
 	if (ret != 1) return ret < 0 ? ret : -FI_EINVAL;
 	return fi_av_remove(m->av, &a, 1, 0);
 }
+int64_t dmg_mn_inside(dmg_mn *m) {
+	int64_t t0 = __atomic_load_n(&m->inside, __ATOMIC_ACQUIRE);
+	return t0 ? now_ns() - t0 : 0;
+}
+
+int dmg_mn_locked(dmg_mn *m) { return m->head ? head_locked(m->head) : -1; }
+
+// dmg_mn_unlock frees this MN's region lock for a holder that died in it,
+// with pthread_spin_unlock: a spin lock has no owner, so any process that
+// maps it may.
+void dmg_mn_unlock(dmg_mn *m) {
+	if (m->head) pthread_spin_unlock(&m->head->lock);
+}
+
 void dmg_mn_pause(dmg_mn *m, int paused) { m->paused = paused; __sync_synchronize(); }
 
 void dmg_mn_close(dmg_mn *m) {
@@ -389,6 +477,7 @@ void dmg_mn_close(dmg_mn *m) {
 	if (m->av) fi_close(&m->av->fid);
 	if (m->cq) fi_close(&m->cq->fid);
 	if (m->pool) munmap(m->pool, m->maplen);
+	if (m->head) munmap(m->head, 4096);
 	free(m);
 }
 

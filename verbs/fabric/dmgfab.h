@@ -61,6 +61,16 @@ void dmg_mn_stop(dmg_mn *m);
 void dmg_mn_pause(dmg_mn *m, int paused);
 // Frees a departed shm client's slot in the MN's peer map (reclaim.go).
 int dmg_mn_forget(dmg_mn *m, const char *name);
+// How long (ns) progress has been inside its current provider call (0:
+// not inside one); whether the MN's shm region lock is taken (1), free
+// (0) or unknown (-1: not shm 1.17's region); and freeing that lock for
+// a holder that died in it (unlock.go).
+int64_t dmg_mn_inside(dmg_mn *m);
+int dmg_mn_locked(dmg_mn *m);
+void dmg_mn_unlock(dmg_mn *m);
+// Whether the lock of shm region name (in /dev/shm) is taken: 1, 0, or -1
+// if it is not a region laid out as libfabric 1.17's.
+int dmg_shm_region_locked(const char *name);
 void dmg_mn_close(dmg_mn *m);
 
 // CN side: one endpoint per worker, with its own CQ, AV and staging.

@@ -23,5 +23,9 @@
 // on libfabric 1.17 they are broken or very slow for this traffic. An
 // unavailable provider is an error listing the ones fi_getinfo offers.
 //
+// An shm MN outlives its clients (a served pool): it forgets the endpoints
+// of departed ones (reclaim.go), and takes its queue lock back from one
+// that died holding it (unlock.go).
+//
 //	net, err := fabric.Open(world, verbs.Config{PoolBytes: 1 << 30, Provider: "tcp"})
 package fabric

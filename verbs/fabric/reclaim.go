@@ -69,13 +69,21 @@ func (n *Network) reclaimLoop(stop <-chan struct{}, done chan<- struct{}) {
 		if err != nil {
 			continue
 		}
+		cs := clients(maps, os.Getpid(), verbs.Dead)
+		n.unlockDead(cs) // unlock.go
+		if progressStuck(time.Duration(C.dmg_mn_inside(n.mn))) {
+			continue // keep the dead mapped: they tell a dead holder of the lock
+		}
 		now := map[string]bool{}
-		for _, name := range departed(maps, os.Getpid(), verbs.Dead) {
-			if !seen[name] {
-				now[name] = true
+		for _, c := range cs {
+			if !c.gone && !c.dead {
 				continue
 			}
-			cs := C.CString(name)
+			if !seen[c.name] {
+				now[c.name] = true
+				continue
+			}
+			cs := C.CString(c.name)
 			C.dmg_mn_forget(n.mn, cs) // an error leaves the slot taken, as before
 			C.free(unsafe.Pointer(cs))
 		}
@@ -83,21 +91,26 @@ func (n *Network) reclaimLoop(stop <-chan struct{}, done chan<- struct{}) {
 	}
 }
 
-// departed lists the shm endpoint regions in maps (the text of
-// /proc/self/maps) that belong to other processes' endpoints which are
-// gone: the file was deleted (the endpoint closed) or dead reports their
-// process gone. Each name once, in order of appearance.
-func departed(maps []byte, self int, dead func(name string) bool) []string {
-	var out []string
+// client is another process's shm endpoint region that an MN maps.
+type client struct {
+	name string
+	gone bool // its file was deleted: the endpoint closed
+	dead bool // its process is gone
+}
+
+// clients lists the shm endpoint regions in maps (the text of
+// /proc/self/maps) that belong to other processes than self, each once,
+// in order of appearance; dead tells whether a region's process is gone.
+// Those gone or dead have departed.
+func clients(maps []byte, self int, dead func(name string) bool) []client {
+	var out []client
 	seen := map[string]bool{}
 	for _, m := range verbs.MappedRuntime(maps) {
 		if m.PID == self || !strings.HasPrefix(m.Rest, "ep") || seen[m.Name] {
 			continue
 		}
-		if m.Deleted || dead(m.Name) {
-			seen[m.Name] = true
-			out = append(out, m.Name)
-		}
+		seen[m.Name] = true
+		out = append(out, client{name: m.Name, gone: m.Deleted, dead: dead(m.Name)})
 	}
 	return out
 }

@@ -3,30 +3,33 @@ package fabric
 import (
 	"slices"
 	"testing"
+	"time"
 )
 
-func TestDeparted(t *testing.T) {
+func TestClients(t *testing.T) {
 	const self = 100
-	dead := func(name string) bool { return name == "dmgjob-300-7-ep0" }
+	dead := func(name string) bool { return name == "dmgjob-300-7-ep0" || name == "dmgjob-400-7-ep0" }
 	for _, c := range []struct {
 		name string
 		maps string
-		want []string
+		want []client
 	}{
 		{"nothing mapped", "7f00-7f10 r-xp 00000000 08:01 1 /usr/lib/libc.so.6\n", nil},
-		{"own region kept",
+		{"own region left out",
 			"7f00-7f10 rw-s 00000000 00:1a 5 /dev/shm/dmgjob-100-9-ep0\n", nil},
-		{"live client kept",
-			"7f00-7f10 rw-s 00000000 00:1a 5 /dev/shm/dmgjob-200-9-ep3\n", nil},
-		{"closed client (deleted) departs",
-			"7f00-7f10 rw-s 00000000 00:1a 5 /dev/shm/dmgjob-200-9-ep3 (deleted)\n", []string{"dmgjob-200-9-ep3"}},
-		{"dead client departs",
-			"7f00-7f10 rw-s 00000000 00:1a 5 /dev/shm/dmgjob-300-7-ep0\n", []string{"dmgjob-300-7-ep0"}},
+		{"live client",
+			"7f00-7f10 rw-s 00000000 00:1a 5 /dev/shm/dmgjob-200-9-ep3\n", []client{{name: "dmgjob-200-9-ep3"}}},
+		{"closed client (deleted)",
+			"7f00-7f10 rw-s 00000000 00:1a 5 /dev/shm/dmgjob-200-9-ep3 (deleted)\n", []client{{name: "dmgjob-200-9-ep3", gone: true}}},
+		{"dead client",
+			"7f00-7f10 rw-s 00000000 00:1a 5 /dev/shm/dmgjob-300-7-ep0\n", []client{{name: "dmgjob-300-7-ep0", dead: true}}},
+		{"dead client whose file another job removed",
+			"7f00-7f10 rw-s 00000000 00:1a 5 /dev/shm/dmgjob-400-7-ep0 (deleted)\n", []client{{name: "dmgjob-400-7-ep0", gone: true, dead: true}}},
 		{"each once, in order",
 			"a-b rw-s 0 00:1a 5 /dev/shm/dmgjob-300-7-ep0\n" +
 				"c-d rw-s 0 00:1a 6 /dev/shm/dmgjob-200-9-ep1 (deleted)\n" +
 				"e-f rw-s 0 00:1a 5 /dev/shm/dmgjob-300-7-ep0\n",
-			[]string{"dmgjob-300-7-ep0", "dmgjob-200-9-ep1"}},
+			[]client{{name: "dmgjob-300-7-ep0", dead: true}, {name: "dmgjob-200-9-ep1", gone: true}}},
 		{"a cxl pool or a user's file is not an endpoint",
 			"a-b rw-s 0 00:1a 5 /dev/shm/dmgjob-200-9-pool0 (deleted)\n" +
 				"c-d rw-s 0 00:1a 6 /dev/shm/dmg-2024-results.csv (deleted)\n" +
@@ -34,8 +37,31 @@ func TestDeparted(t *testing.T) {
 		{"another directory", "a-b rw-s 0 00:1a 5 /tmp/dmgjob-200-9-ep0 (deleted)\n", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := departed([]byte(c.maps), self, dead); !slices.Equal(got, c.want) {
-				t.Errorf("departed = %q, want %q", got, c.want)
+			if got := clients([]byte(c.maps), self, dead); !slices.Equal(got, c.want) {
+				t.Errorf("clients = %+v, want %+v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestUnlockNeeded(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		inside time.Duration
+		locked int
+		dead   int
+		want   bool
+	}{
+		{"a dead client's lock", 1200 * time.Millisecond, 1, 1, true},
+		{"progress not stuck long enough", 900 * time.Millisecond, 1, 3, false},
+		{"progress between calls", 0, 1, 1, false},
+		{"lock free: progress is slow, not locked out", 5 * time.Second, 0, 1, false},
+		{"region unknown (not libfabric 1.17's)", 5 * time.Second, -1, 1, false},
+		{"every client alive: a frozen holder keeps its lock", 30 * time.Second, 1, 0, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := unlockNeeded(c.inside, c.locked, c.dead); got != c.want {
+				t.Errorf("unlockNeeded(%v, %d, %d) = %v, want %v", c.inside, c.locked, c.dead, got, c.want)
 			}
 		})
 	}

@@ -34,7 +34,7 @@ func (n *Network) watch(stop <-chan struct{}) {
 			}
 			n.mu.Unlock()
 			if since > limit {
-				n.cfg.Stuck(fmt.Sprintf("verbs: a %s operation has been inside the provider for %v, past the %v timeout: the provider is stuck (over shm, a process killed while it held an MN's queue lock leaves it held; restart the pool, or serve it over tcp)",
+				n.cfg.Stuck(fmt.Sprintf("verbs: a %s operation has been inside the provider for %v, past the %v timeout: the provider is stuck (over shm: a live process holds an MN's queue lock and does not give it back, such as a job stopped with SIGSTOP; an MN takes it back from a dead one)",
 					n.provider, since.Round(time.Second), n.cfg.Timeout))
 				return
 			}
