@@ -319,6 +319,9 @@ type adminFlags struct {
 	drop     string
 	json     bool
 	timeout  time.Duration
+	// stuck is told of a provider call that never returns (nil: the
+	// command says so and exits).
+	stuck func(msg string)
 }
 
 func lsCmd(stdout io.Writer) *cobra.Command {
@@ -334,26 +337,6 @@ func lsCmd(stdout io.Writer) *cobra.Command {
 	af.register(c)
 	c.Flags().StringVar(&af.drop, "drop", "", "free the graph `NAME` (refused while a job holds it)")
 	c.Flags().BoolVar(&af.json, "json", false, "print the catalogue as JSON")
-	return c
-}
-
-func stopCmd(stdout io.Writer) *cobra.Command {
-	af := &adminFlags{}
-	c := &cobra.Command{
-		Use:   "stop",
-		Short: "end a serve job (its pools and every graph in them)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return admin(af, func(a *attached) error {
-				if err := a.c.Stop(); err != nil {
-					return err
-				}
-				fmt.Fprintf(stdout, "dmg stop: asked the pool of %s to stop\n", af.poolFile)
-				return nil
-			})
-		},
-	}
-	af.register(c)
 	return c
 }
 
@@ -374,7 +357,7 @@ func admin(af *adminFlags, fn func(a *attached) error) error {
 			return err
 		}
 		j := &Job{World: w, Opts: &Options{}, Out: io.Discard, Err: io.Discard, errMu: nil}
-		a, err := attachAlone(j, af.poolFile, af.timeout)
+		a, err := attachAlone(j, af.poolFile, af.timeout, af.stuck)
 		if err != nil {
 			return err
 		}
@@ -387,21 +370,20 @@ func admin(af *adminFlags, fn func(a *attached) error) error {
 }
 
 // attachAlone is attach for a world of one rank, without agreement.
-func attachAlone(j *Job, path string, timeout time.Duration) (*attached, error) {
-	f, err := pool.ReadFile(path)
+// stuck is told of a provider call that never returns (nil: say it and
+// exit).
+func attachAlone(j *Job, path string, timeout time.Duration, stuck func(string)) (*attached, error) {
+	f, err := readPoolFile(path)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, BadInputf("launch: --pool-file %s does not exist (is `dmg serve --pool-file %s` running?)", path, path)
+		return nil, err
+	}
+	if stuck == nil {
+		stuck = func(msg string) {
+			fmt.Fprintf(os.Stderr, "dmg: %s\n", msg)
+			os.Exit(ExitFailure)
 		}
-		return nil, err
 	}
-	if err := stale(f, path); err != nil {
-		return nil, err
-	}
-	net, err := fabric.Attach(j.World, f.Provider, f.Addrs(), verbs.Config{Timeout: timeout, Stuck: func(msg string) {
-		fmt.Fprintf(os.Stderr, "dmg: %s\n", msg)
-		os.Exit(ExitFailure)
-	}})
+	net, err := fabric.Attach(j.World, f.Provider, f.Addrs(), verbs.Config{Timeout: timeout, Stuck: stuck})
 	if err != nil {
 		return nil, err
 	}
@@ -414,6 +396,21 @@ func attachAlone(j *Job, path string, timeout time.Duration) (*attached, error) 
 		return nil, err
 	}
 	return a, nil
+}
+
+// readPoolFile reads a pool file that must name a live pool (stale).
+func readPoolFile(path string) (*pool.File, error) {
+	f, err := pool.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, BadInputf("launch: --pool-file %s does not exist (is `dmg serve --pool-file %s` running?)", path, path)
+		}
+		return nil, err
+	}
+	if err := stale(f, path); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // lsEntry is one graph of dmg ls.

@@ -793,6 +793,52 @@ func (p *mpiProc) exited() bool {
 // A pool file of another pool is refused; a pool file whose serve job
 // has ended fails in bounded time; an MN killed under a run ends the run,
 // naming it.
+// dmg stop ends a serve job that cannot be asked: one whose MN is frozen
+// (SIGSTOP), and one whose provider is stuck behind a queue lock that a
+// stopped client holds. It signals the job's MNs, which end, and says so
+// in one line; the pool file goes and no process is left.
+func TestPoolStopUnanswered(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mpirun integration test")
+	}
+	for _, c := range []struct {
+		name  string
+		wedge func(t *testing.T, s *served)
+		cause string
+	}{
+		{"mn frozen", func(t *testing.T, s *served) {
+			if err := syscall.Kill(s.file.MNs[1].PID, syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+		}, "timed out"},
+		{"client stopped in a lock", func(t *testing.T, s *served) {
+			s.load(t, 2, "g", []string{"--graph", "kron:13"})
+			h := s.startHolder(t, "g", 100000)
+			freezeHoldingLock(t, s.file, h.cmd.Process.Pid)
+		}, "the provider is stuck"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := startServe(t, 2, "--fabric", "shm")
+			c.wedge(t, s)
+			so, se, code, took := dmgPlain(t, 60*time.Second, "stop", "--pool-file", s.path, "--timeout", "2s")
+			if code != 0 || !strings.Contains(so, "did not answer") || !strings.Contains(so, c.cause) || !strings.Contains(so, "its serve job was ended with SIGTERM") {
+				t.Fatalf("dmg stop of a pool that cannot answer: exit %d after %v; want 0 and a line saying it was ended by signal because %q:\n%s%s", code, took, c.cause, so, se)
+			}
+			t.Logf("dmg stop took %v: %s", took.Round(time.Millisecond), strings.TrimSpace(so))
+			if !s.p.wait(10 * time.Second) {
+				t.Fatalf("serve still running 10 s after dmg stop ended it: %s", s.p)
+			}
+			if _, err := os.Stat(s.path); !os.IsNotExist(err) {
+				t.Errorf("pool file still there after dmg stop ended the serve job (stat: %v)", err)
+			}
+			time.Sleep(500 * time.Millisecond)
+			if left := sessionPIDs(s.p.cmd.Process.Pid); len(left) > 0 {
+				t.Errorf("processes of the serve job left: %v", left)
+			}
+		})
+	}
+}
+
 func TestPoolFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("mpirun integration test")

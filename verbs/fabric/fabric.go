@@ -543,24 +543,37 @@ func cbool(b bool) C.int {
 // provider call returns within microseconds, a flush at its next loop.
 const haltWait = 100 * time.Millisecond
 
+// progStopWait bounds how long closing an MN waits for its progress
+// thread. A thread that does not come back is inside a provider call that
+// never returns (spinning on an shm lock a stopped client holds): the MN
+// and its fabric are then left open, for the process's end, rather than
+// closed under it or waited for without end (dmg stop's signal to a
+// wedged serve job).
+const progStopWait = 2 * time.Second
+
 func (n *Network) release() {
 	if n.unwatch != nil {
 		close(n.unwatch)
 		n.unwatch = nil
 	}
+	open := false // an MN left open, its progress inside the provider
 	if n.mn != nil {
 		n.stopReclaim()
 		C.dmg_mn_stop(n.mn)
-		<-n.prog
-		n.pool = nil
-		C.dmg_mn_close(n.mn)
+		select {
+		case <-n.prog:
+			n.pool = nil
+			C.dmg_mn_close(n.mn)
+		case <-time.After(progStopWait):
+			open = true
+		}
 		n.mn = nil
 	}
 	if n.names != nil {
 		C.free(n.names)
 		n.names = nil
 	}
-	if n.fab != nil {
+	if n.fab != nil && !open {
 		C.dmg_fab_close(n.fab)
 		n.fab = nil
 	}
