@@ -362,12 +362,28 @@ func TestHostileSizes(t *testing.T) {
 var hostileValues = []string{"NaN", "Inf", "-Inf", "-1", "0", "1e308", "18446744073709551615", "18446744073709551616",
 	"", "0.5", "10s", "-3s", "abc", "8GiB", "2KiB", "1", "2", "3", "0.85", "1ns", "1000000", "4KiB", "64MiB"}
 
+// hostileRoles are the roles strings the property test gives --roles
+// under a launch of two ranks.
+var hostileRoles = []string{"", "cn:1,mn:1", "mn:1,cn:1", "cn:2", "mn:2", "cn:0,mn:2", "cn:1,mn:1,cn:1", "cn:-1,mn:3",
+	"cn:1;mn:1", "cn:1,mn:1,", ":", "cn", "cn:x,mn:1", "CN:1,MN:1", "cn:18446744073709551617,mn:1", "cn: 1,mn:1", "cn:1,mn:1,gpu:1"}
+
+// hostileLines are the lines of the small files the property test gives
+// --graph, and hostileExts their names' endings.
+var (
+	hostileLines = []string{"1 2", "2 3 0.5", "0 0", "-1 2", "a b", "1", "1 2 3 4", "18446744073709551615 1", "18446744073709551616 1",
+		"1 2 NaN", "1 2 -Inf", "% comment", "# comment", "", "\t1\t2", "1,2", "%%MatrixMarket matrix coordinate pattern general",
+		"3 3 2", "\x00\x01\xff", "1 2\r", "4294967296 7"}
+	hostileExts = []string{".el", ".wel", ".mtx", ".txt", ".bel", ".e", ""}
+)
+
 // The command line as a hostile user writes it, under mpirun: run with
 // one to three flags from FuzzRunFlags' list set to values from
-// hostileValues, on a small graph, cn:1,mn:1. Every case ends within
-// mpitest's bound with exit 0 (and a result) or exit 2 (and one "dmg: "
-// line), never a crash: no panic, no signal, no second line. The cases
-// are drawn from a fixed seed (DMG_FLAGS_SEED=N draws others, DMG_FLAGS_CASES=N more).
+// hostileValues, on a small graph, cn:1,mn:1; with a roles string from
+// hostileRoles; and on a small file of hostileLines. Every case ends
+// within mpitest's bound with exit 0 (and a result) or exit 2 (and one
+// "dmg: " line), never a crash: no panic, no signal, no second line. The
+// cases are drawn from a fixed seed (DMG_FLAGS_SEED=N draws others,
+// DMG_FLAGS_CASES=N more).
 func TestHostileFlagsUnderMpirun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("mpirun integration test")
@@ -380,17 +396,13 @@ func TestHostileFlagsUnderMpirun(t *testing.T) {
 		fmt.Sscan(s, &cases)
 	}
 	rng := rand.New(rand.NewPCG(seed, 0))
+	pick := func(v []string) string { return v[rng.IntN(len(v))] }
 	algos := []string{"bfs", "pagerank", "wcc", "sssp", "cdlp", "lcc"}
+	dir := t.TempDir()
 	exits := map[int]int{}
-	defer func() { t.Logf("seed %d, %d cases: exits %v", seed, cases, exits) }()
-	for i := range cases {
-		algo := algos[rng.IntN(len(algos))]
-		args := []string{"--roles", "cn:1,mn:1", "run", "--algo", algo, "--graph", "kron:8", "--undirected", "--weighted", "--iterations", "3"}
-		for range 1 + rng.IntN(3) {
-			f := launch.FuzzedFlags[rng.IntN(len(launch.FuzzedFlags))]
-			args = append(args, "--"+f+"="+hostileValues[rng.IntN(len(hostileValues))])
-		}
-		t.Run(fmt.Sprintf("%d", i), func(t *testing.T) {
+	defer func() { t.Logf("seed %d, %d cases: exits %v", seed, cases*2, exits) }()
+	run := func(name string, args []string) {
+		t.Run(name, func(t *testing.T) {
 			res := mpitest.Exec(t, 2, nil, dmgBin(t), args...)
 			exits[res.ExitCode]++
 			said := 0
@@ -402,12 +414,37 @@ func TestHostileFlagsUnderMpirun(t *testing.T) {
 			crashed := strings.Contains(res.Stderr, "panic") || strings.Contains(res.Stderr, "goroutine ") || strings.Contains(res.Stderr, "signal ")
 			switch {
 			case crashed || res.ExitCode != 0 && res.ExitCode != 2:
-				t.Errorf("dmg %s: exit %d after %v; want 0 or 2, no crash\nstderr:\n%s", strings.Join(args, " "), res.ExitCode, res.Elapsed, res.Stderr)
+				t.Errorf("dmg %q: exit %d after %v; want 0 or 2, no crash\nstderr:\n%s", args, res.ExitCode, res.Elapsed, res.Stderr)
 			case res.ExitCode == 2 && said != 1:
-				t.Errorf("dmg %s: exit 2 with %d \"dmg: \" lines; want one\nstderr:\n%s", strings.Join(args, " "), said, res.Stderr)
+				t.Errorf("dmg %q: exit 2 with %d \"dmg: \" lines; want one\nstderr:\n%s", args, said, res.Stderr)
 			case res.ExitCode == 0 && (said != 0 || !strings.Contains(res.Stdout, "result:")):
-				t.Errorf("dmg %s: exit 0 but stderr has %d \"dmg: \" lines or stdout no result\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), said, res.Stdout, res.Stderr)
+				t.Errorf("dmg %q: exit 0 but stderr has %d \"dmg: \" lines or stdout no result\nstdout:\n%s\nstderr:\n%s", args, said, res.Stdout, res.Stderr)
 			}
 		})
+	}
+	for i := range cases {
+		args := []string{"--roles", "cn:1,mn:1", "run", "--algo", pick(algos), "--graph", "kron:8", "--undirected", "--weighted", "--iterations", "3"}
+		for range 1 + rng.IntN(3) {
+			args = append(args, "--"+pick(launch.FuzzedFlags)+"="+pick(hostileValues))
+		}
+		run(fmt.Sprintf("%d", i), args)
+	}
+	for i := range cases / 2 {
+		run(fmt.Sprintf("roles %d", i), []string{"--roles", pick(hostileRoles), "run", "--algo", pick(algos), "--graph", "kron:6"})
+	}
+	for i := range cases / 2 {
+		var lines []string
+		for range 1 + rng.IntN(6) {
+			lines = append(lines, pick(hostileLines))
+		}
+		text := strings.Join(lines, "\n")
+		if rng.IntN(2) == 0 {
+			text += "\n"
+		}
+		path := filepath.Join(dir, fmt.Sprintf("g%d%s", i, pick(hostileExts)))
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		run(fmt.Sprintf("file %d %q", i, text), []string{"--roles", "cn:1,mn:1", "run", "--algo", pick(algos), "--graph", path})
 	}
 }
