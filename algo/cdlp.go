@@ -59,7 +59,7 @@ func (CDLP) UpdateBag(_ uint32, labels []uint64, old uint64, _ *Iteration) uint6
 
 func cdlpAlgorithm() Algorithm {
 	return Algorithm{
-		Name: "cdlp", Kind: KindCDLP, Symmetric: true, Multigraph: true,
+		Name: "cdlp", Kind: KindCDLP, Symmetric: true, Multigraph: true, Iterative: true,
 		Configure: func(p Params, m *csr.Meta) (Params, error) {
 			if p.Iterations == 0 {
 				p.Iterations = 10

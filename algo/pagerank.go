@@ -48,7 +48,7 @@ func (p PageRank) Update(sum, _ float64, it *Iteration) float64 {
 
 func pageRankAlgorithm() Algorithm {
 	return Algorithm{
-		Name: "pagerank", Aliases: []string{"pr"}, Kind: KindPR,
+		Name: "pagerank", Aliases: []string{"pr"}, Kind: KindPR, Iterative: true,
 		Configure: func(p Params, m *csr.Meta) (Params, error) {
 			if p.Iterations == 0 {
 				p.Iterations = 20

@@ -39,6 +39,9 @@ type Algorithm struct {
 	// Symmetric and Weighted say how the graph must be read;
 	// NonNegativeWeights that a negative weight is bad input.
 	Symmetric, Weighted, NonNegativeWeights bool
+	// Iterative says the kernel runs a number of iterations that
+	// Params.Iterations (--iterations) sets.
+	Iterative bool
 	// Multigraph keeps parallel edges (csr.KeepDuplicates): a directed
 	// graph read Symmetric then joins two vertices twice where the input
 	// joins them both ways, as CDLP counts them.
@@ -61,7 +64,7 @@ type Algorithm struct {
 type Params struct {
 	// Source is the dense id of the source vertex (Algorithm.Source).
 	Source uint32
-	// Iterations bounds iterative kernels (PageRank).
+	// Iterations bounds iterative kernels (Algorithm.Iterative).
 	Iterations int
 	// Damping is PageRank's damping factor.
 	Damping float64

@@ -192,14 +192,3 @@ func maxOverMean(c []float64) float64 {
 	return mx / (sum / float64(len(c)))
 }
 
-// DegreesFromOffsets turns CSR offsets into a degree array.
-func DegreesFromOffsets(offsets []uint64) []uint64 {
-	if len(offsets) == 0 {
-		return nil
-	}
-	d := make([]uint64, len(offsets)-1)
-	for i := range d {
-		d[i] = offsets[i+1] - offsets[i]
-	}
-	return d
-}

@@ -101,14 +101,37 @@ func cut(d, i, k uint64) uint64 {
 	return q*i + r*i/k
 }
 
+// TaskAlpha is a vertex's cost in edges within a chunk (Gemini's α at
+// task scale): a task costs its edges plus TaskAlpha per vertex.
+const TaskAlpha = 8
+
 // EdgeCost returns a cost function for Run: the edges of a task plus
 // alpha per vertex (Gemini's α·|V|+|E| at task scale); degrees[i] is the
 // degree of vertex base+i.
-func EdgeCost(degrees []uint64, base uint32, alpha uint64) func(Task) uint64 {
+func EdgeCost[D ~uint32 | ~uint64](degrees []D, base uint32, alpha uint64) func(Task) uint64 {
 	return func(t Task) uint64 {
 		if !t.Whole() {
 			return t.EdgeHi - t.EdgeLo + alpha
 		}
-		return t.Edges(degrees, base) + alpha*uint64(t.Hi-t.Lo)
+		var c uint64
+		for _, d := range degrees[t.Lo-base : t.Hi-base] {
+			c += uint64(d) + alpha
+		}
+		return c
+	}
+}
+
+// ListCost is EdgeCost for tasks whose [Lo, Hi) index *list, a list of
+// vertices (a sparse frontier), read at each call.
+func ListCost[D ~uint32 | ~uint64](list *[]uint32, degrees []D, base uint32, alpha uint64) func(Task) uint64 {
+	return func(t Task) uint64 {
+		if !t.Whole() {
+			return t.EdgeHi - t.EdgeLo + alpha
+		}
+		var c uint64
+		for _, v := range (*list)[t.Lo:t.Hi] {
+			c += uint64(degrees[v-base]) + alpha
+		}
+		return c
 	}
 }

@@ -63,7 +63,7 @@ recorded as failed and the suite goes on.`,
 	fs.StringVar(&variants, "variants", suite.DefaultVariants, "comma-separated NAME=EXTRA-FLAGS; the flags, split at spaces, are added to dmg run")
 	fs.StringArrayVar(&s.Layouts, "layouts", []string{suite.DefaultLayouts}, "role layouts cn:C,mn:M, several separated by commas or ';' (cn:1,mn:1,cn:2,mn:2), or repeat the flag")
 	fs.IntVar(&s.Reps, "reps", 3, "repetitions of every run")
-	fs.IntVar(&s.Iterations, "iterations", 0, "PageRank iterations of every run (0: dmg run's default, 20)")
+	fs.IntVar(&s.Iterations, "iterations", 0, "iterations of every run of an iterative kernel, PageRank and CDLP (0: each kernel's default: 20 and 10)")
 	fs.StringVar(&s.OutDir, "out-dir", suite.DefaultOutDir, "directory of results.csv, results.json, summary.txt, the plots and runs/ (per-run reports and logs)")
 	fs.StringVar(&s.Baseline, "baseline", suite.DefaultBaseline, "variant the ratios compare against (falls back to the first variant with results)")
 	fs.StringVar(&s.Mpirun, "mpirun", "mpirun", "launcher command of the runs, split at spaces (not used with --local)")

@@ -83,6 +83,9 @@ type engine struct {
 
 	// The phase functions, made once so a phase allocates nothing.
 	pushFn, applyFn func(int) error
+	// rangeCost and listCost are the stage-2 cost of a dense task and of
+	// a sparse one (balance.EdgeCost, ListCost).
+	rangeCost, listCost func(balance.Task) uint64
 
 	// The remote pull (rpull.go): the other chunks' tasks, planned once,
 	// and the partials of the chunk being pulled for, from vertex partLo.
@@ -224,6 +227,7 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, pull
 			return nil, errors.Errorf("rank: %d degrees for a chunk of %d vertices", len(degrees), e.hi-e.lo)
 		}
 		e.deg = degrees
+		e.rangeCost = balance.EdgeCost(e.deg, e.lo, balance.TaskAlpha)
 		if cfg.NoDoorbell {
 			wrapped := make([]verbs.Endpoint, len(eps))
 			for i, ep := range eps {
@@ -396,30 +400,6 @@ func (e *engine) plan(it int, dense bool, activeE uint64, few bool) {
 		e.front.asBits()
 		e.queue.Reset(e.tasks, e.rangeCost, !e.cfg.NoSteal)
 	}
-}
-
-// rangeCost and listCost are the stage-2 cost of a task: its edges plus
-// eight per vertex (Gemini's α·|V|+|E| at task scale).
-func (e *engine) rangeCost(t balance.Task) uint64 {
-	if !t.Whole() {
-		return t.EdgeHi - t.EdgeLo + 8
-	}
-	var c uint64
-	for _, d := range e.deg[t.Lo-e.lo : t.Hi-e.lo] {
-		c += uint64(d) + 8
-	}
-	return c
-}
-
-func (e *engine) listCost(t balance.Task) uint64 {
-	if !t.Whole() {
-		return t.EdgeHi - t.EdgeLo + 8
-	}
-	var c uint64
-	for _, v := range e.front.list[t.Lo:t.Hi] {
-		c += uint64(e.deg[v-e.lo]) + 8
-	}
-	return c
 }
 
 // BarrierSync is the phase boundary used when the caller gives none: an

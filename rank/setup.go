@@ -43,6 +43,7 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 		e.bag = newBag(e.deg)
 	}
 	e.front = newFrontier(e.lo, n)
+	e.listCost = balance.ListCost(&e.front.list, e.deg, e.lo, balance.TaskAlpha)
 	e.front.all = e.spec.AllActive
 	if e.spec.Traversal {
 		e.reached = newBitmap(n)

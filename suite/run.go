@@ -16,6 +16,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/outfile"
 )
 
@@ -116,7 +117,7 @@ func (s *Suite) runOne(ctx context.Context, bin, dir string, row *Row, v Variant
 		args = append([]string{"--local"}, args...)
 	}
 	args = append(args, "run", "--algo", row.Algo, "--graph", row.Graph)
-	if s.Iterations > 0 && row.Algo == "pagerank" {
+	if a, err := algo.Lookup(row.Algo); err == nil && a.Iterative && s.Iterations > 0 {
 		args = append(args, "--iterations", strconv.Itoa(s.Iterations))
 	}
 	args = append(args, v.Flags...)

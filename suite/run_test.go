@@ -73,3 +73,25 @@ func TestLocalEndToEnd(t *testing.T) {
 		t.Errorf("the summary does not report the failed variant:\n%s", out.String())
 	}
 }
+
+// Every iterative kernel gets the suite's --iterations, not only
+// PageRank (CDLP ran its default of 10 before).
+func TestIterationsPassed(t *testing.T) {
+	for _, a := range []string{"pagerank", "cdlp"} {
+		t.Run(a, func(t *testing.T) {
+			var out, prog bytes.Buffer
+			s := &suite.Suite{
+				Binary: dmgBin(t), Local: true, Graphs: []string{"kron:8"}, Algos: []string{a}, Iterations: 3,
+				Variants: []string{"a="}, Layouts: []string{"cn:1,mn:1"}, Reps: 1, OutDir: t.TempDir(),
+				Timeout: time.Minute, Out: &out, Progress: &prog,
+			}
+			rows, err := s.Run(context.Background())
+			if err != nil || len(rows) != 1 || rows[0].Status != suite.OK {
+				t.Fatalf("suite of %s: %v %+v\n%s", a, err, rows, prog.String())
+			}
+			if n := rows[0].Metrics["iterations.count"]; n != 3 {
+				t.Errorf("%s ran %v iterations; want the suite's 3", a, n)
+			}
+		})
+	}
+}

@@ -64,7 +64,8 @@ type Suite struct {
 	// ("cn:1,mn:1,cn:2,mn:2" or separated by ';' or spaces).
 	Layouts []string
 	Reps    int
-	// Iterations, if positive, is --iterations of every PageRank run.
+	// Iterations, if positive, is --iterations of every run of an iterative
+	// kernel (algo.Algorithm.Iterative: PageRank, CDLP).
 	Iterations int
 	OutDir     string
 	Baseline   string // variant the ratios compare against

@@ -132,17 +132,6 @@ func PlanMailboxes(bounds []uint32, chunkMN []int, start []uint64, valCap, refCa
 	return mb, next, err
 }
 
-// PutVal encodes a ValRD pair.
-func PutVal(b []byte, v uint32, val uint64) {
-	binary.LittleEndian.PutUint32(b, v)
-	binary.LittleEndian.PutUint64(b[4:], val)
-}
-
-// GetVal decodes a ValRD pair.
-func GetVal(b []byte) (uint32, uint64) {
-	return binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint64(b[4:])
-}
-
 // RefItem is a segment sent by reference: Edges edge records at Seg, from
 // the source vertex Src whose contribution is Val.
 type RefItem struct {
