@@ -191,4 +191,3 @@ func maxOverMean(c []float64) float64 {
 	}
 	return mx / (sum / float64(len(c)))
 }
-
