@@ -248,6 +248,9 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	if err = crossCheck(w, out.Chunks); err == nil {
 		shape, err = shareShape(w, spec, sh, &facts, out.Meta, cfg.Engine.Workers*cfg.Engine.Inflight)
 	}
+	if err == nil && shape.Vertices == 0 {
+		err = &rank.ParamError{Msg: fmt.Sprintf("the graph %s has no vertices (an empty input); expected at least one edge or vertex", cfg.Graph)}
+	}
 	if err == nil && uint64(w.Roles.CN) > shape.Vertices {
 		// A chunk holds at least one vertex (every rank knows the count:
 		// they fail alike, before the layout's collectives).

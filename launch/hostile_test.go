@@ -129,6 +129,21 @@ func TestHostileBadInput(t *testing.T) {
 			os.Mkdir(filepath.Join(d, "x.bel"), 0o755)
 			return []string{"convert", "kron:4", filepath.Join(d, "x.bel")}
 		}, "is a directory"},
+		// Accepted silently before.
+		{"mn-mem 0", func(string) []string { return local("--mn-mem", "0") }, "--mn-mem 0; expected a size above 0"},
+		{"value-pull-threshold 0", func(string) []string { return local("--value-pull-threshold", "0") }, "--value-pull-threshold 0; expected a finite number > 0"},
+		{"wait without a pool", func(string) []string { return local("--wait", "5s") }, "--wait 5s; expected --pool-file too"},
+		{"roles empty", func(string) []string {
+			return []string{"--local", "--roles", "", "run", "--algo", "bfs", "--graph", "kron:6"}
+		}, "--roles is empty"},
+		{"source of a kernel without one", func(string) []string {
+			return []string{"--local", "--roles", "cn:1,mn:1", "run", "--algo", "wcc", "--graph", "kron:6", "--source", "3"}
+		}, "wcc has no source vertex"},
+		{"a network fabric in one process", func(string) []string { return local("--fabric", "tcp") }, "--fabric tcp with --local"},
+		{"an empty edge list", func(d string) []string {
+			os.WriteFile(filepath.Join(d, "empty.el"), nil, 0o644)
+			return []string{"--local", "--roles", "cn:1,mn:1", "run", "--algo", "bfs", "--graph", filepath.Join(d, "empty.el")}
+		}, "empty.el has no vertices (an empty input)"},
 		// Bounded reads.
 		{"convert a character device", func(d string) []string {
 			return []string{"convert", "--format", "el", "/dev/zero", filepath.Join(d, "z.bel")}

@@ -18,6 +18,7 @@ import (
 	"github.com/dmg-hpc/dmg/csr"
 	"github.com/dmg-hpc/dmg/heartbeat"
 	"github.com/dmg-hpc/dmg/outfile"
+	"github.com/dmg-hpc/dmg/rank"
 	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/dmg-hpc/dmg/verbs/memfab"
 	"github.com/pkg/errors"
@@ -347,9 +348,14 @@ func reportFailure(stderr io.Writer, mu *sync.Mutex, me, first int, err error, p
 	var say error
 	switch {
 	case len(dead) > 0 && (me == 0 || zeroDead):
-		if printer {
+		var wp *rank.WorkerPanic
+		switch {
+		case printer && errors.As(err, &wp):
+			// What the worker read was the dead rank's memory going away.
+			say = errors.Errorf("%s died; the job ends (then: a worker failed on what it read from it: %v)", strings.Join(dead, ", "), wp.Value)
+		case printer:
 			say = errors.Errorf("%s died; the job ends (then: %v)", strings.Join(dead, ", "), err)
-		} else {
+		default:
 			say = errors.Errorf("%s died; the job ends (rank %d failed then)", strings.Join(dead, ", "), first)
 		}
 	case len(dead) == 0 && printer:

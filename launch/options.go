@@ -2,6 +2,7 @@ package launch
 
 import (
 	"github.com/spf13/pflag"
+	"strings"
 
 	"github.com/dmg-hpc/dmg/sizes"
 	"github.com/dmg-hpc/dmg/spmd"
@@ -31,9 +32,13 @@ type Options struct {
 	// need is which roles the command's job holds (spmd.Both unless it
 	// serves a pool or attaches to one).
 	need spmd.Need
+	// flags are the shared flags, to tell one given empty from one left
+	// out.
+	flags *pflag.FlagSet
 }
 
 func (o *Options) register(fs *pflag.FlagSet) {
+	o.flags = fs
 	fs.StringVar(&o.Roles, "roles", "", "role layout cn:C,mn:M; ranks 0..C-1 are compute nodes, the rest memory nodes (default: half and half, cn:2,mn:2 with --local)")
 	fs.BoolVar(&o.Local, "local", false, "run every rank as a goroutine in this process (in-process fabric) instead of under mpirun/srun")
 	fs.CountVarP(&o.Verbose, "verbose", "v", "log progress on stderr: -v from rank 0 (each iteration once), -vv from every rank")
@@ -47,6 +52,9 @@ func (o *Options) register(fs *pflag.FlagSet) {
 func (o *Options) roles(size int) (spmd.Roles, error) {
 	if o.MNNice < 0 || o.MNNice > 19 {
 		return spmd.Roles{}, BadInputf("--mn-nice %d; expected a nice value from 0 to 19 (0 leaves the memory nodes' priority alone)", o.MNNice)
+	}
+	if o.flags != nil && o.flags.Changed("roles") && strings.TrimSpace(o.Roles) == "" {
+		return spmd.Roles{}, BadInputf("spmd: --roles is empty; expected cn:C,mn:M (or leave it out for the default layout)")
 	}
 	if o.allCN && size > 0 {
 		return spmd.Roles{CN: size}, nil

@@ -338,12 +338,24 @@ func (r *runFlags) check() error {
 		{!finite(r.alpha) || r.alpha < 0 || r.alpha > maxAlpha, "--alpha", r.alpha, "a number from 0 to 1e9 (0: 8·(CNs−1))"},
 		{!finite(r.dense) || r.dense <= 0, "--dense-threshold", r.dense, "a finite number > 0"},
 		{!finite(r.pull) || r.pull <= 0, "--pull-threshold", r.pull, "a finite number > 0"},
+		{!finite(r.valuePull) || r.valuePull <= 0, "--value-pull-threshold", r.valuePull, "a finite number > 0"},
+		{set("mn-mem") && zeroSize(r.mnMem), "--mn-mem", r.mnMem, "a size above 0 (leave it out for what the graph needs)"},
+		{set("wait") && r.poolFile == "", "--wait", r.wait, "--pool-file too (--wait is how long to wait for another job's hold on a served graph)"},
 	} {
 		if c.bad {
 			return BadInputf("launch: %s %v; expected %s", c.flag, c.val, c.want)
 		}
 	}
+	if a, err := algo.Lookup(r.algo); err == nil && set("source") && !a.Source {
+		return BadInputf("launch: --source %s; %s has no source vertex (bfs and sssp have one)", r.source, a.Name)
+	}
 	return checkCxlDir(r.cxlDir)
+}
+
+// zeroSize says whether a size flag's value is zero (0, 0B, 0GiB).
+func zeroSize(v string) bool {
+	b, err := humanize.ParseBytes(strings.TrimSpace(v))
+	return err == nil && b == 0
 }
 
 // checkPools refuses pools that a host cannot hold: every rank learns
@@ -432,6 +444,8 @@ func (j *Job) openNetwork(c verbs.Config) (verbs.Network, error) {
 	switch {
 	case c.Provider == cxlProvider:
 		return cxl.Open(j.World, c)
+	case j.Opts.Local && c.Provider != "":
+		return nil, BadInputf("launch: --fabric %s with --local: an in-process job moves its data in memory (--fabric cxl maps pool files); leave --fabric out, or launch with mpirun or srun", c.Provider)
 	case j.Opts.Local:
 		return memfab.Open(j.cluster, j.World, c)
 	}

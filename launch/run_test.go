@@ -178,56 +178,60 @@ func TestDeadPeerEndsJob(t *testing.T) {
 	if testing.Short() {
 		t.Skip("mpirun integration test")
 	}
-	cmd := exec.Command(mpitest.Mpirun(t), "-np", "4", dmgBin(t), "--roles", "cn:2,mn:2", "run", "--algo", "pagerank", "--graph", "kron:17", "--iterations", "200")
-	cmd.Env = append(os.Environ(), mpitest.Env()...)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	// Wait until the ranks compute, then kill one of them.
-	var victim int
-	deadline := time.Now().Add(60 * time.Second)
-	for victim == 0 && time.Now().Before(deadline) {
-		time.Sleep(500 * time.Millisecond)
-		b, _ := exec.Command("pgrep", "-f", "-n", dmgBin(t)+" --roles cn:2,mn:2 run").Output()
-		if pids := strings.Fields(string(b)); len(pids) > 0 {
-			victim, _ = strconv.Atoi(pids[0])
-		}
-	}
-	if victim == 0 {
-		cmd.Process.Kill()
-		t.Fatal("no rank process found")
-	}
-	time.Sleep(2 * time.Second)
-	if pid, ok := rankPIDs(t, cmd.Process.Pid)[3]; ok {
-		victim = pid // an MN, so rank 0 lives to name it
-	}
-	killed := time.Now()
-	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
-		t.Fatalf("kill %d: %v", victim, err)
-	}
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Fatalf("job exited 0 after rank %d was killed:\n%s", victim, out.String())
-		}
-		if d := time.Since(killed); d > 20*time.Second {
-			t.Errorf("job took %v to end after a rank died", d)
-		}
-		if want := fmt.Sprintf("rank 3 (mn 1, pid %d on ", victim); !strings.Contains(out.String(), want) {
-			t.Errorf("dmg does not name the dead rank (%q):\n%s", want, out.String())
-		}
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("job still running 60 s after a rank died:\n%s", out.String())
-	}
-	// No rank of that job may be left.
-	time.Sleep(time.Second)
-	if b, _ := exec.Command("pgrep", "-f", dmgBin(t)+" --roles cn:2,mn:2 run").Output(); len(strings.TrimSpace(string(b))) > 0 {
-		t.Errorf("ranks still running: %s", b)
+	// An MN, which rank 0 names; and rank 0 itself, which rank 1 names.
+	for _, c := range []struct {
+		rank int
+		want string
+	}{{3, "rank 3 (mn 1, pid %d on "}, {0, "rank 0 (cn 0, pid %d on "}} {
+		t.Run(fmt.Sprintf("rank%d", c.rank), func(t *testing.T) {
+			cmd := exec.Command(mpitest.Mpirun(t), "-np", "4", dmgBin(t), "--roles", "cn:2,mn:2", "run", "--algo", "pagerank", "--graph", "kron:17", "--iterations", "200")
+			cmd.Env = append(os.Environ(), mpitest.Env()...)
+			var out syncBuffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			// Wait until the ranks compute, then kill one of them.
+			var victim int
+			for deadline := time.Now().Add(60 * time.Second); victim == 0 && time.Now().Before(deadline); {
+				time.Sleep(500 * time.Millisecond)
+				if len(rankPIDs(t, cmd.Process.Pid)) == 4 {
+					time.Sleep(2 * time.Second)
+					victim = rankPIDs(t, cmd.Process.Pid)[c.rank]
+				}
+			}
+			if victim == 0 {
+				cmd.Process.Kill()
+				t.Fatal("no rank process found")
+			}
+			killed := time.Now()
+			if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+				t.Fatalf("kill %d: %v", victim, err)
+			}
+			select {
+			case err := <-done:
+				if err == nil {
+					t.Fatalf("job exited 0 after rank %d was killed:\n%s", victim, out.String())
+				}
+				if d := time.Since(killed); d > 20*time.Second {
+					t.Errorf("job took %v to end after a rank died", d)
+				}
+				want := fmt.Sprintf(c.want, victim)
+				if n := strings.Count(out.String(), "dmg: "); n != 1 || !strings.Contains(out.String(), want) {
+					t.Errorf("%d \"dmg: \" lines; want one naming the dead rank (%q):\n%s", n, want, out.String())
+				}
+			case <-time.After(60 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("job still running 60 s after a rank died:\n%s", out.String())
+			}
+			// No rank of that job may be left.
+			time.Sleep(time.Second)
+			if b, _ := exec.Command("pgrep", "-f", dmgBin(t)+" --roles cn:2,mn:2 run").Output(); len(strings.TrimSpace(string(b))) > 0 {
+				t.Errorf("ranks still running: %s", b)
+			}
+		})
 	}
 }
 

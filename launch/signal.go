@@ -75,12 +75,46 @@ const undoGrace = 700 * time.Millisecond
 // exits, and the one that says it needs up to undoGrace, then a moment.
 const signalLinger = undoGrace + 150*time.Millisecond
 
+// sayerWait bounds how long, after signalLinger, a rank that does not say
+// why the job ends waits for the rank that says it (world rank 0, or rank
+// 1 when rank 0 is gone) to exit, when it runs on the same host: the
+// launcher kills the job's other ranks at the first exit, and on a loaded
+// host the sayer may take longer than signalLinger to say it.
+const sayerWait = 3 * time.Second
+
+// waitSayer returns once the rank that says why the job ends is gone, if
+// it runs on host and is not me, or after limit.
+func waitSayer(me int, host string, peers []rankInfo, limit time.Duration) {
+	for _, p := range peers {
+		if p.Rank < 0 || p.Rank > 1 || p.Rank == me || p.Host != host || p.PID <= 0 {
+			continue
+		}
+		if p.Rank == 0 && gone(p.PID) {
+			continue // rank 1 says it
+		}
+		for end := time.Now().Add(limit); !gone(p.PID) && time.Now().Before(end); {
+			time.Sleep(5 * time.Millisecond)
+		}
+		return
+	}
+}
+
 func newInterrupt(stderr io.Writer, mu *sync.Mutex, start time.Time, print bool) *interrupt {
 	in := &interrupt{stderr: stderr, mu: mu, start: start, print: print, phase: "starting", sigs: make(chan os.Signal, 1), quit: make(chan struct{})}
 	signal.Notify(in.sigs, syscall.SIGINT, syscall.SIGTERM)
 	go in.watchFreeze()
 	go in.wait()
 	return in
+}
+
+// rankGone says whether world rank r runs on host and its process is gone.
+func rankGone(host string, peers []rankInfo, r int) bool {
+	for _, p := range peers {
+		if p.Rank == r && p.Host == host && p.PID > 0 {
+			return gone(p.PID)
+		}
+	}
+	return false
 }
 
 // deadPeers names the ranks on this host whose process is gone.
@@ -302,7 +336,9 @@ func (in *interrupt) wait() {
 	if ending == 0 && (print || rank == 1) {
 		var zeroLost bool
 		gone, silent, zeroLost = lostPeers(hb, jobRanks(peers))
-		print = print || zeroLost
+		// The heartbeats watch other hosts; on this one rank 0's
+		// process tells.
+		print = print || zeroLost || rank == 1 && rankGone(host, peers, 0)
 	}
 	time.Sleep(2 * freezeTick) // a thaw, if any, is noted by now
 	if time.Since(time.Unix(0, in.thawed.Load())) < thawRecent {
@@ -313,6 +349,7 @@ func (in *interrupt) wait() {
 	tail := <-halted
 	if !print {
 		time.Sleep(signalLinger - time.Since(got))
+		waitSayer(rank, host, peers, sayerWait)
 	}
 	for _, p := range outs {
 		if p == "" || p == "-" {
@@ -354,7 +391,7 @@ func (in *interrupt) wait() {
 // not tell.)
 const (
 	freezeTick = 100 * time.Millisecond
-	freezeGap  = 2 * time.Second
+	freezeGap  = 3 * time.Second
 	thawRecent = 2 * time.Second
 )
 

@@ -46,13 +46,24 @@ func (g *gang) loop(w int) {
 	}
 }
 
+// WorkerPanic is a worker that panicked: it read data no store holds (a
+// corrupt store, a peer that died under its reads) or met a bug.
+type WorkerPanic struct {
+	Worker int
+	Value  any
+}
+
+func (p *WorkerPanic) Error() string {
+	return fmt.Sprintf("rank: worker %d failed: %v (corrupt store or engine bug)", p.Worker, p.Value)
+}
+
 // call runs f(w), turning a panic (a corrupt store indexing out of range,
 // say) into an error so that it does not take the process down without a
 // word, and releasing the other workers when f fails.
 func (g *gang) call(f func(int) error, w int) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = errors.Errorf("rank: worker %d failed: %v (corrupt store or engine bug)", w, r)
+			err = &WorkerPanic{Worker: w, Value: r}
 		}
 		if err != nil {
 			g.fail()
