@@ -57,6 +57,7 @@ type engine struct {
 	wks    []*worker
 	tasks  []balance.Task // the dense tasks, planned once
 	sparse []balance.Task // this sparse iteration's tasks (indices into the frontier list)
+	pol    policy         // chooses each iteration's plan
 	it     plan
 
 	// Per-iteration state of the apply.
@@ -244,6 +245,7 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, pull
 	res := &Result{}
 	start := time.Now()
 	e.vp = e.valuePulls()
+	e.pol = newPolicy(e)
 	// The first boundary: every rank is set up; the first iteration's
 	// density from the initial frontier.
 	sums, err := e.boundary(e.setup(eps), true)
@@ -257,20 +259,15 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, pull
 	}
 	for it := 0; it < maxIter && (e.spec.Iterations > 0 || sums.activeV > 0); it++ {
 		t0 := time.Now()
-		dense := e.spec.AllActive || float64(sums.activeE) > float64(st.Out.Edges)/cfg.DenseDivisor
-		e.plan(it, dense, sums.activeE, sums.activeV < uint64(st.N())/4)
-		s := IterStats{Dense: dense, ActiveVertices: sums.activeV, ActiveEdges: sums.activeE, Update: e.it.remote.String(), ValRDAt: e.it.valrdAt}
+		e.plan(it, sums)
+		s := IterStats{Dense: e.it.dense, ActiveVertices: sums.activeV, ActiveEdges: sums.activeE, Update: e.it.remote.String(), ValRDAt: e.it.valrdAt}
 		if sums, err = e.iterate(sums, &s); err != nil {
 			return nil, err
 		}
 		s.Seconds = time.Since(t0).Seconds()
 		res.Iterations = append(res.Iterations, s)
-		mode := "sparse"
-		if dense {
-			mode = "dense"
-		}
 		if w.Rank() == 0 {
-			cfg.Logf("iter %d %s (%s update) %d active vertices, %d active edges, %d remote ops, %.3fs", it, mode, s.Update, s.ActiveVertices, s.ActiveEdges, s.Verbs.Ops(), s.Seconds)
+			cfg.Logf("iter %d %s (%s update) %d active vertices, %d active edges, %d remote ops, %.3fs", it, e.it, s.Update, s.ActiveVertices, s.ActiveEdges, s.Verbs.Ops(), s.Seconds)
 		}
 	}
 	res.ComputeSeconds = time.Since(start).Seconds()
@@ -347,52 +344,16 @@ func (e *engine) iterate(prev sums, s *IterStats) (sums, error) {
 	return next, nil
 }
 
-// plan decides what iteration it does and readies the frontier and tasks:
-// dense or sparse (the remote path), and, when dense, whether the local
-// candidates are pulled (busy: most edges active) and whether every
-// candidate is (the value pull: a third of the edges active, by default).
-func (e *engine) plan(it int, dense bool, activeE uint64, few bool) {
-	c := &e.cfg
-	busy := float64(activeE) > float64(e.st.Out.Edges)/c.PullDivisor
-	vbusy := e.vp && dense && float64(activeE) > float64(e.st.Out.Edges)/c.ValuePullDivisor
-	busy = busy || vbusy
-	p := plan{index: it, dense: dense, remote: e.mode.remote(c, dense), skipIdle: few && !e.spec.AllActive}
-	p.pull = dense && (busy || e.spec.Traversal || e.spec.AllActive) && (e.mode.pulls(c, e.spec) || e.vp)
-	p.pullIn = p.pull && e.st.In != nil
-	p.bottomUp = p.pull && e.spec.Traversal && !c.NoBottomUp && e.st.bits != nil && e.stats.prev.hasTrav
-	e.trav = e.stats.prev.trav
-	if p.bottomUp {
-		p.remote = viaDirect // nothing is sent; what a sparse push would
-	}
-	if p.pull && busy && !p.bottomUp && c.RemotePull && e.st.mb != nil && e.bagU == nil && e.edgr == nil && !e.spec.Triangles && e.w.Roles.CN > 1 {
-		p.rpull, p.remote = true, viaPull
-	}
-	if p.pull && vbusy && !p.bottomUp && !p.rpull {
-		p.vpull, p.remote = true, viaValues
-	}
-	// A pull of a Relax kernel, the value pull's or the local one, reads
-	// the values its CN lowered earlier in the iteration (Gauss–Seidel).
-	p.relax = p.pull && !p.bottomUp && !p.rpull && e.spec.Relax && e.spec.Monotone && e.op.IsMin() && !e.spec.Traversal && !c.NoRelax
-	if p.remote == viaMailboxes {
-		// Custom edge maps go by value: their candidates need the kernel,
-		// which the sender has.
-		p.refrd, p.valrd = !c.NoRefRD && e.edgr == nil, !c.NoValRD || e.edgr != nil
-		if p.valrd {
-			p.valrdAt = e.stats.chooseValRD(c.ValRDApply)
-			if e.bagU != nil {
-				p.valrdAt = "cn" // no inbox word holds a multiset
-			}
-		}
-	}
-	p.sparseVal = !dense && p.remote == viaDirect && e.st.mb != nil && e.bagU == nil && !e.spec.Triangles && !c.NoCollab && !c.NoValRD
-	// Sparse iterations walk the frontier list; everything else the
-	// chunk's tasks (AllActive kernels are always dense).
-	p.sparseT = !dense
-	e.it = p
+// plan decides iteration it (the policy's plan) and readies the frontier
+// and tasks for it.
+func (e *engine) plan(it int, prev sums) {
+	e.it = e.pol.plan(facts{index: it, activeV: prev.activeV, activeE: prev.activeE, hasTrav: prev.hasTrav,
+		valrdAt: e.stats.chooseValRD(e.cfg.ValRDApply)})
+	e.trav = prev.trav
 	if !e.cn {
 		return
 	}
-	if p.sparseT {
+	if e.it.sparseT {
 		e.front.asList()
 		e.sparse = sparseTasks(e.front.list, e.deg, e.lo, e.cfg.Batch, e.cfg.HubDegree, !e.cfg.NoHubSplit, e.sparse[:0])
 		e.queue.Reset(e.sparse, e.listCost, !e.cfg.NoSteal)
