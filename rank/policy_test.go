@@ -55,7 +55,10 @@ func TestPolicyPlan(t *testing.T) {
 			plan{dense: true, pull: true, remote: viaMailboxes, refrd: true, valrd: true, valrdAt: "cn"}},
 		{"naive: pushes every candidate, direct", with(func(p *policy) { *p = pagerank; p.pulls, p.remoteDense, p.hasMailbox = false, viaDirect, false }), facts{activeV: 1000, activeE: 10000},
 			plan{dense: true, remote: viaDirect}},
-		{"famgraph: every CN accumulates every vertex", with(func(p *policy) { *p = pagerank; p.pulls, p.remoteDense, p.remoteSparse = false, viaLocalCopy, viaLocalCopy }), facts{activeV: 1000, activeE: 10000},
+		{"famgraph: every CN accumulates every vertex", with(func(p *policy) {
+			*p = pagerank
+			p.pulls, p.remoteDense, p.remoteSparse = false, viaLocalCopy, viaLocalCopy
+		}), facts{activeV: 1000, activeE: 10000},
 			plan{dense: true, remote: viaLocalCopy}},
 		{"the triangle operator sends no sparse values", with(func(p *policy) { p.triangles = true }), facts{activeV: 10, activeE: 100},
 			plan{remote: viaDirect, sparseT: true, skipIdle: true}},
