@@ -1,7 +1,7 @@
 // Package algo holds DMG's graph algorithms: the kernel model the engine
 // runs (kernel.go: Spec, Kernel, Program), the registry of kernels
 // (registry.go: Algorithms, Lookup), and, independently of the engine, for
-// PageRank, BFS, WCC, SSSP, CDLP and LCC a simple serial reference
+// PageRank, BFS, WCC, SSSP, CDLP, LCC and TC a simple serial reference
 // implementation and a serial verifier, plus reading, writing and
 // validating result files in the LDBC Graphalytics output format.
 //
@@ -11,7 +11,7 @@
 // value: CDLP's most frequent label) and edge map
 // (carry the contribution, or add the weight; or Custom, with an Edger that
 // sees the source, the destinations and the weights). A kernel that needs
-// its neighbours' adjacency (LCC) sets Spec.Triangles instead: the engine's
+// its neighbours' adjacency (LCC, TC) sets Spec.Triangles instead: the engine's
 // triangle operator then hands it, over three iterations, each vertex's
 // degree, its number of neighbours and the number of arcs between them.
 // The engine owns the
@@ -25,16 +25,17 @@
 // definition it implements.
 //
 // One file per algorithm (convention 1 of STYLE.md): pagerank.go, bfs.go,
-// wcc.go, sssp.go, cdlp.go and lcc.go each hold the vertex program, ReferenceX, a
+// wcc.go, sssp.go, cdlp.go, lcc.go and tc.go each hold the vertex program, ReferenceX, a
 // deliberately simple serial implementation over *csr.Graph, and VerifyX,
 // a serial check of a result vector produced by the engine. The verifiers share no code with the engine
 // and, where the algorithm allows, check the defining properties of the
 // result (BFS depths grow by one along a parent edge, SSSP distances satisfy
 // the triangle inequality and are realised by a path, WCC labels are constant
 // along edges and as many as the components) instead of recomputing it;
-// CDLP and LCC, whose results have no such property, are recomputed
+// CDLP, LCC and TC, whose results have no such property, are recomputed
 // serially (CDLP with a map per vertex, LCC with each neighbourhood marked
-// in an array and every arc of each neighbour tested against it).
+// in an array and every arc of each neighbour tested against it, TC with
+// a set per vertex).
 // Verifier errors name the offending vertex by its external id and say what
 // was expected.
 //

@@ -34,6 +34,9 @@ const (
 	KindSSSP
 	KindCDLP
 	KindLCC
+	// KindTC is triangle counting (not a Graphalytics algorithm; GAPBS's
+	// tc): a count per vertex, compared exactly.
+	KindTC
 )
 
 func (k Kind) String() string {
@@ -50,11 +53,13 @@ func (k Kind) String() string {
 		return "CDLP"
 	case KindLCC:
 		return "LCC"
+	case KindTC:
+		return "TC"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
 
-func (k Kind) valid() bool { return k >= KindBFS && k <= KindLCC }
+func (k Kind) valid() bool { return k >= KindBFS && k <= KindTC }
 
 // isFloat reports whether the kind's values are floats (compared within a
 // tolerance) rather than integers (compared exactly).
@@ -65,7 +70,7 @@ func (k Kind) isFloat() bool { return k == KindPR || k == KindSSSP || k == KindL
 func (k Kind) isLabel() bool { return k == KindWCC || k == KindCDLP }
 
 // ParseKind parses an algorithm name, case-insensitively: bfs, pr (or
-// pagerank), wcc, sssp, cdlp, lcc.
+// pagerank), wcc, sssp, cdlp, lcc, tc.
 func ParseKind(s string) (Kind, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "bfs":
@@ -80,8 +85,10 @@ func ParseKind(s string) (Kind, error) {
 		return KindCDLP, nil
 	case "lcc":
 		return KindLCC, nil
+	case "tc":
+		return KindTC, nil
 	}
-	return 0, errors.Errorf("algo: unknown algorithm %q, want one of bfs, pr (pagerank), wcc, sssp, cdlp, lcc", s)
+	return 0, errors.Errorf("algo: unknown algorithm %q, want one of bfs, pr (pagerank), wcc, sssp, cdlp, lcc, tc", s)
 }
 
 // ValidationTolerance is the Graphalytics relative tolerance for PR, LCC and

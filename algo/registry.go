@@ -20,6 +20,7 @@ func Algorithms() []Algorithm {
 		ssspAlgorithm(),
 		cdlpAlgorithm(),
 		lccAlgorithm(),
+		tcAlgorithm(),
 	}
 }
 

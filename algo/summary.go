@@ -22,6 +22,9 @@ type Summary struct {
 	Max     float64 `json:"max,omitempty"`
 	// Top are the highest-ranked vertices (PageRank), best first.
 	Top []Ranked `json:"top,omitempty"`
+	// Triangles is the number of triangles (TC): the per-vertex counts'
+	// sum over three.
+	Triangles uint64 `json:"triangles,omitempty"`
 }
 
 // Ranked is one vertex's value, by external id.
@@ -91,6 +94,14 @@ func Summarize(o *Output) Summary {
 			what = "communities"
 		}
 		s.Text = fmt.Sprintf("%d %s, the largest of %d of %d vertices", s.Components, what, s.Largest, n)
+	case KindTC:
+		var sum uint64
+		for _, c := range o.Ints {
+			sum += uint64(c)
+			s.Max = max(s.Max, float64(c))
+		}
+		s.Triangles = sum / 3
+		s.Text = fmt.Sprintf("%d triangles, at most %g through one vertex", s.Triangles, s.Max)
 	}
 	return s
 }

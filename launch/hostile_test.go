@@ -412,7 +412,7 @@ func TestHostileFlagsUnderMpirun(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(seed, 0))
 	pick := func(v []string) string { return v[rng.IntN(len(v))] }
-	algos := []string{"bfs", "pagerank", "wcc", "sssp", "cdlp", "lcc"}
+	algos := []string{"bfs", "pagerank", "wcc", "sssp", "cdlp", "lcc", "tc"}
 	dir := t.TempDir()
 	exits := map[int]int{}
 	defer func() { t.Logf("seed %d, %d cases: exits %v", seed, cases*2, exits) }()
