@@ -3,7 +3,8 @@
 // (registry.go: Algorithms, Lookup), and, independently of the engine, for
 // PageRank, BFS, WCC, SSSP, CDLP, LCC and TC a simple serial reference
 // implementation and a serial verifier, plus reading, writing and
-// validating result files in the LDBC Graphalytics output format.
+// validating result files in the LDBC Graphalytics output format
+// (graphalytics.go) and summarising them (summary.go: Summarize).
 //
 // A kernel is a typed vertex program (Kernel[V]: Init, Contribution,
 // Update) and a Spec naming its reduction (sum, minimum, or the whole
@@ -11,31 +12,32 @@
 // value: CDLP's most frequent label) and edge map
 // (carry the contribution, or add the weight; or Custom, with an Edger that
 // sees the source, the destinations and the weights). A kernel that needs
-// its neighbours' adjacency (LCC, TC) sets Spec.Triangles instead: the engine's
-// triangle operator then hands it, over three iterations, each vertex's
-// degree, its number of neighbours and the number of arcs between them.
-// The engine owns the
-// loops over edges and calls the kernel per range of vertices (Words adapts
-// a typed kernel), so a kernel costs nothing per edge. Adding a kernel is
-// one file with its program, its verifier and its Algorithm entry, and one
-// line in Algorithms.
+// its neighbours' adjacency (LCC, TC) sets Spec.Triangles instead: the
+// engine's triangle operator then hands it, over three iterations, each
+// vertex's degree, its number of neighbours and the number of arcs between
+// them. The engine owns the loops over edges and calls the kernel per
+// range of vertices (Words adapts a typed kernel), so a kernel makes no
+// call per edge. Adding a kernel is one file with its program, its
+// verifier and its Algorithm entry, and one line in Algorithms.
 //
 // Semantics follow the LDBC Graphalytics benchmark specification (v1.0,
-// section 2.3 "Algorithms") and DESIGN.md §7; each kernel file cites the
-// definition it implements.
+// section 2.3 "Algorithms") and DESIGN.md §7, except TC, which follows the
+// GAP benchmark suite's tc; each kernel file cites the definition it
+// implements.
 //
 // One file per algorithm (convention 1 of STYLE.md): pagerank.go, bfs.go,
-// wcc.go, sssp.go, cdlp.go, lcc.go and tc.go each hold the vertex program, ReferenceX, a
-// deliberately simple serial implementation over *csr.Graph, and VerifyX,
-// a serial check of a result vector produced by the engine. The verifiers share no code with the engine
-// and, where the algorithm allows, check the defining properties of the
-// result (BFS depths grow by one along a parent edge, SSSP distances satisfy
-// the triangle inequality and are realised by a path, WCC labels are constant
+// wcc.go, sssp.go, cdlp.go, lcc.go and tc.go each hold the vertex program,
+// ReferenceX, a deliberately simple serial implementation over
+// *csr.Graph, and VerifyX, a serial check of a result vector produced by
+// the engine. The verifiers share no code with the engine and, where the
+// algorithm allows, check the defining properties of the result (BFS
+// depths grow by one along a parent edge, SSSP distances satisfy the
+// triangle inequality and are realised by a path, WCC labels are constant
 // along edges and as many as the components) instead of recomputing it;
-// CDLP, LCC and TC, whose results have no such property, are recomputed
-// serially (CDLP with a map per vertex, LCC with each neighbourhood marked
-// in an array and every arc of each neighbour tested against it, TC with
-// a set per vertex).
+// PageRank, CDLP, LCC and TC, whose results have no such property, are
+// compared with their serial reference (CDLP counts labels with a map per
+// vertex, LCC marks each neighbourhood in an array and tests every arc of
+// each neighbour against it, TC keeps a set per vertex).
 // Verifier errors name the offending vertex by its external id and say what
 // was expected.
 //
@@ -48,9 +50,9 @@
 //	err = algo.Validate(algo.KindBFS, want, got)
 //
 // Validate applies the Graphalytics rules: exactly the expected vertex set
-// with no duplicates; BFS and CDLP exact integers; PR, LCC and SSSP within
-// 0.0001 relative (infinity equal only to infinity); WCC equivalent
-// partitions.
+// with no duplicates; BFS and CDLP exact integers (and TC's counts,
+// KindTC); PR, LCC and SSSP within 0.0001 relative (infinity equal only to
+// infinity); WCC equivalent partitions.
 //
 // No function panics on bad input: malformed graphs, vectors of the wrong
 // length and out-of-range sources are errors (verifiers) or a nil result

@@ -5,7 +5,8 @@
 // csr splits into reader, generator and builder (STYLE.md, after GAP):
 //
 //   - Readers (graphalytics.go, text.go, mtx.go, binary.go) parse one input
-//     format each into an edge list with external 64-bit vertex ids. The
+//     format each into an edge list (EdgeList) on dense ids, with a table
+//     of the external 64-bit ids (ids.go maps a text edge list's). The
 //     format is picked from the file name by Open; a trailing ".gz" is
 //     decompressed transparently. Text inputs are parsed in parallel
 //     (see Text inputs below).
@@ -13,10 +14,11 @@
 //     and uniform random ("uniform:N:M") edge lists. Every block of edges is
 //     seeded on its own, so the output does not depend on the number of
 //     goroutines or ranks that generate it.
-//   - The builder (build.go) is the only code that makes CSR: it maps external
-//     ids to dense uint32 ids, symmetrises undirected inputs, applies the
-//     self-loop and duplicate policies and sorts every adjacency list by
-//     destination, in parallel and with a deterministic result.
+//   - The builder (build.go, Build) is the only code that makes CSR: from
+//     an edge list on dense uint32 ids it symmetrises undirected inputs,
+//     applies the self-loop and duplicate policies and sorts every
+//     adjacency list by destination, in parallel and with a deterministic
+//     result.
 //
 // Then, for the memory nodes:
 //
@@ -30,7 +32,8 @@
 //     (same Bounds, NumMN and EntrySize, its index entries' segments
 //     counted by source chunk), then goes after the first one on the same
 //     pools with Base[m] = first.MN[m].End;
-//   - load.go writes a CN's share of the plan through package verbs.
+//   - load.go writes a CN's share of the plan through package verbs
+//     (Layout.Load), and readrows.go reads rows back (Layout.ReadRows).
 //
 // # Usage
 //
@@ -91,10 +94,11 @@
 // slice by slice (Cutter), so no CN holds a word per vertex of the graph
 // (a staged share's ids are read from the staging memory: Share.
 // ExternalID, DenseID, ExternalIDs); a CN whose edges outgrow
-// Options.KeepBytes spills them to the staging memory instead of parsing
-// its range again (spill.go); each CN sends every edge to the
-// region of its source's chunk, and of its destination's when in-rows or
-// an undirected graph need it, while those of its own chunk stay in its
+// Options.KeepBytes parses its range once more to spill them to the
+// staging memory, and its later passes read them there instead of
+// parsing it again (spill.go); each CN sends every edge to the region of
+// its source's chunk, and of its destination's when in-rows or an
+// undirected graph need it, while those of its own chunk stay in its
 // kept edges. The share's passes then read its chunk's region (and its own
 // kept edges): its windows too, without parsing the text again. A bad
 // line names its line in the whole file (the lines of the ranges before
@@ -119,8 +123,8 @@
 // per-line parser, which gives the same edges and every error message.
 // Dense ids come from a bitmap of the external ids with a count of its
 // set bits per word, when the largest id is small enough (a bitmap of
-// at most 16 bytes per edge endpoint plus 64 MiB); a sparse id space
-// falls back to sorting the ids and binary searches.
+// at most 16 bytes per edge endpoint plus 64 MiB; ids.go); a sparse id
+// space falls back to sorting the ids and binary searches.
 //
 // WriteBinary stores a graph as a binary edge list (.bel) with its id
 // table, its weights and, optionally, the Graphalytics properties of its
@@ -138,8 +142,10 @@
 //
 // Dense ids are assigned in ascending order of the external ids, whatever the
 // order of the input file (for Graphalytics, the .v file may list vertices in
-// any order). Graph.IDs maps back; it is nil when the external ids are exactly
-// 0..N-1. For edge lists without a vertex file (SNAP, .el, .wel, binary
+// any order). Graph.ExternalID and ExternalIDs map back (a staged
+// share's: Share.ExternalID); Graph.IDs is nil when the external ids are
+// exactly 0..N-1, or when a share holds them as a bitmap instead of a
+// table. For edge lists without a vertex file (SNAP, .el, .wel, binary
 // without id table) the vertex set is the set of ids that appear in an edge.
 // Matrix Market ids are 1-based: dense id i is external id i+1, and every row
 // or column index up to max(rows, cols) is a vertex.

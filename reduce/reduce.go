@@ -1,12 +1,17 @@
 // Package reduce holds the loops every edge of a DMG job goes through:
 // the reduction of a kernel (sum or minimum, over float64 or uint64 value
 // words) fused with its edge map (the candidate is the source's
-// contribution, or the contribution plus the edge weight). The engine
-// (package rank) and the update coordinator (package update) run these
-// loops over whole runs of edges, so the choice of reduction and edge map
-// is one switch per run, and the loop itself has no call, no map operation,
-// no allocation and no atomic per edge — except ScatterAtomic, the sparse
-// push into a cache that several workers share.
+// contribution, the contribution plus the edge weight, or, for a Custom
+// edge map, a candidate the kernel computed per edge). OpOf makes a
+// kernel's Op from its algo.Spec. The engine (package rank) runs these
+// loops (Scatter, Gather, FoldPairs, ...) over whole runs of edges, so the
+// choice of reduction and edge map is one switch per run, and the loop
+// itself has no call, no map operation, no allocation and no atomic per
+// edge — except the loops into values that other goroutines update at the
+// same time (ScatterAtomic, ScatterAtomicBelow, KeepBelow, GatherRelaxed).
+// The update coordinator (package update) uses Op's per-edge steps
+// (EdgeCandidate, Combine, Better). A Multiset reduction (Op.IsBag)
+// combines nothing: the engine keeps every candidate.
 //
 // Values are 64-bit words. Float reductions view them as float64 (the
 // words are the IEEE bits); integer ones as uint64. The Min reduction on

@@ -7,10 +7,10 @@
 // # Addresses
 //
 // An Addr is a 16-bit MN id << 48 | a 48-bit offset into that MN's pool
-// (MakeAddr, Addr.MN, Addr.Offset). Every operation is range-checked against
-// the pool sizes, which every rank knows, before anything is posted; an
-// unknown MN or a range past a pool's end is a *RangeError, never a wild
-// access.
+// (addr.go: MakeAddr, Addr.MN, Addr.Offset). Every operation is
+// range-checked against the pool sizes, which every rank knows, before
+// anything is posted; an unknown MN or a range past a pool's end is a
+// *RangeError, never a wild access.
 //
 // # Opening the network
 //
@@ -35,10 +35,11 @@
 // An Endpoint queues operations and Flush executes them: one doorbell per MN
 // touched, one wait for all completions — one dependent round trip. On this
 // kind of hardware the number of operations and round trips is the cost, not
-// the bytes, so callers batch (Flush rarely) and merge (ReadMerger joins
-// reads of adjacent remote ranges into one operation, and hands out views
-// of its buffer, registered memory where the backend has it, so that the
-// caller decodes the data where the READ put it).
+// the bytes, so callers batch (Flush rarely) and merge (ReadMerger, in
+// merge.go, joins reads of adjacent or nearby remote ranges into one
+// operation, and hands out views of its buffer, registered memory where the
+// backend has it, so that the caller decodes the data where the READ put
+// it).
 //
 //	var entry [32]byte
 //	var old uint64
@@ -52,14 +53,17 @@
 // # Counting and modelling
 //
 // Every endpoint counts operations by kind, bytes, doorbells and round trips
-// (Counters, CountersByMN); the counts are cheap enough to stay on. A NIC
-// Profile turns them into a modelled fabric time (Profile.Time), so runs on a
-// machine without RDMA hardware can be projected onto one with it. Bench
-// measures an endpoint's rates for `dmg bench verbs`.
+// (Counters, CountersByMN; counters.go); the counts are cheap enough to stay
+// on. A NIC Profile (model.go) turns them into a modelled fabric time
+// (Profile.Time), so runs on a machine without RDMA hardware can be
+// projected onto one with it. Bench (bench.go) measures an endpoint's rates
+// for `dmg bench verbs`.
 //
 // # Backends and tests
 //
 // Package memfab is the in-process backend (unit tests, --local); package
-// fabric is the cgo libfabric backend (shm, tcp, verbs;ofi_rxm, efa, cxi).
-// Package verbstest is the conformance suite both run.
+// cxl runs memfab's endpoints over pools that every process maps (a CXL
+// device, /dev/shm files; --fabric cxl); package fabric is the cgo
+// libfabric backend (shm, tcp, verbs;ofi_rxm, efa, cxi). Package verbstest
+// is the conformance suite all three run.
 package verbs
