@@ -34,7 +34,7 @@ type chunkFacts struct {
 func layoutConfigs(w *spmd.World, cfg *Config, chunks []uint32) (out, in csr.LayoutConfig) {
 	out = cfg.Layout
 	out.NumMN, out.Bounds, out.AttrBytes = cfg.numMN(w), chunks, rank.AttrBytes()
-	out.Naive = rank.IsPlain(cfg.Engine.Mode)
+	out.Naive = cfg.needs.Plain
 	in = out
 	in.AttrBytes, in.Naive = nil, false
 	return out, in

@@ -84,6 +84,10 @@ type Config struct {
 	// works on: a load (LoadOnly) stores the graph there under Pool.Name
 	// for later jobs, a run computes on the graph of that name.
 	Pool *Pool
+
+	// needs is what the kernel in this configuration asks of the job
+	// (rank.NeedsOf), answered in the first phase.
+	needs rank.Needs
 }
 
 // Outcome is what Execute reports on each rank.
@@ -178,10 +182,14 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	// Phase 0: parameters and output paths, before any reading.
 	err := cfg.Engine.Validate()
 	var alg algo.Algorithm
+	var kspec algo.Spec // a load's is the zero one: it asks for the layout alone
 	if err == nil && !cfg.LoadOnly {
 		if alg, err = lookup(&cfg, cfg.Algo); err == nil {
-			err = rank.CheckKernel(cfg.Engine, alg.New(algo.Params{}).Spec())
+			kspec = alg.New(algo.Params{}).Spec()
 		}
+	}
+	if err == nil {
+		cfg.needs, err = rank.NeedsOf(cfg.Engine, kspec)
 	}
 	if err == nil && cfg.PreCheck != nil && w.Rank() == 0 {
 		err = cfg.PreCheck()
@@ -220,7 +228,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 	// reads its share of the graph (and, for a directed graph the engine
 	// pulls on, its in-edges); the memory nodes learn its shape from CN 0
 	// and, in phase 2, its layout.
-	wantIn := !cfg.LoadOnly && rank.NeedsIn(cfg.Engine, alg.New(algo.Params{}).Spec())
+	wantIn := !cfg.LoadOnly && cfg.needs.In
 	if cfg.LoadOnly {
 		// A graph stored in a served pool keeps its in-edges, for the
 		// kernels that pull on it later.
@@ -416,7 +424,7 @@ func Execute(w *spmd.World, cfg Config) (*Outcome, error) {
 			}
 			eps = append(eps, ep)
 		}
-		if err == nil && !rank.IsPlain(cfg.Engine.Mode) && cfg.Engine.RefRDPuller && !cfg.Engine.NoCollab && !cfg.Engine.NoRefRD && !cfg.LoadOnly {
+		if err == nil && cfg.needs.Puller && !cfg.LoadOnly {
 			// The RefRD puller's own endpoint.
 			if puller, err = net.NewEndpoint(); err == nil {
 				defer puller.Close()

@@ -56,7 +56,7 @@ func runOnPool(w *spmd.World, cfg Config) (*Outcome, error) {
 	var alg algo.Algorithm
 	if err == nil {
 		if alg, err = lookup(&cfg, cfg.Algo); err == nil {
-			err = rank.CheckKernel(cfg.Engine, alg.New(algo.Params{}).Spec())
+			cfg.needs, err = rank.NeedsOf(cfg.Engine, alg.New(algo.Params{}).Spec())
 		}
 	}
 	if err == nil && cfg.PreCheck != nil && w.Rank() == 0 {
@@ -94,7 +94,7 @@ func runOnPool(w *spmd.World, cfg Config) (*Outcome, error) {
 		}
 	}
 	if err == nil {
-		err = fits(&st, alg, cfg.Engine.Mode, cfg.Pool.Name)
+		err = fits(&st, alg, cfg.needs.Plain, cfg.Engine.Mode, cfg.Pool.Name)
 	}
 	if err := agree(err); err != nil {
 		return nil, err
@@ -168,7 +168,7 @@ func runOnPool(w *spmd.World, cfg Config) (*Outcome, error) {
 	}
 	stor, err := rank.NewStoreAt(st.Layouts.Out, st.Layouts.In, sc, start)
 	var puller verbs.Endpoint
-	if err == nil && !rank.IsPlain(cfg.Engine.Mode) && cfg.Engine.RefRDPuller && !cfg.Engine.NoCollab && !cfg.Engine.NoRefRD {
+	if err == nil && cfg.needs.Puller {
 		if puller, err = net.NewEndpoint(); err == nil {
 			defer puller.Close()
 		}
@@ -232,10 +232,10 @@ func (pr *poolRun) swap(pl *poolLoad) error {
 
 // fits checks that a stored graph serves the kernel as a one-job run
 // would have read it.
-func fits(st *stored, alg algo.Algorithm, mode string, name string) error {
+func fits(st *stored, alg algo.Algorithm, plain bool, mode string, name string) error {
 	var why string
 	switch {
-	case st.Layouts.Out.Config.Naive != rank.IsPlain(mode):
+	case st.Layouts.Out.Config.Naive != plain:
 		why = fmt.Sprintf("--mode %s needs the graph laid out for it; %q was loaded for another mode: load it again with this --mode under another name", mode, name)
 	case alg.Symmetric && st.Directed:
 		why = fmt.Sprintf("%s reads its graph undirected but %q was loaded directed; load it again with --undirected under another name", alg.Name, name)

@@ -106,7 +106,7 @@ func benchModes(j *Job, common []string, variantSpec, baseline string) error {
 			return errors.Wrapf(err, "launch: variant %s", v.name)
 		}
 		if a, err := algo.Lookup(rf.algo); err == nil {
-			if err := rank.CheckKernel(cfg.Engine, a.New(algo.Params{}).Spec()); err != nil {
+			if _, err := rank.NeedsOf(cfg.Engine, a.New(algo.Params{}).Spec()); err != nil {
 				// A baseline the kernel does not run in (CDLP, LCC).
 				skipped = append(skipped, v.name)
 				continue

@@ -159,18 +159,14 @@ func checkBag(s algo.Spec, p algo.Program) (algo.BagUpdater, error) {
 	return u, nil
 }
 
-// CheckKernel tells whether configuration c runs a kernel with spec s,
-// before anything is read: a Multiset kernel in the design's mode needs
-// the collaborative update's mailboxes, applied by the owner, where the
-// value pull does not serve it, since no word on DM (an inbox, a partial
+// checkKernel tells whether configuration c runs a kernel with spec s in
+// mode m (NeedsOf): a Multiset kernel in the design's mode needs the
+// collaborative update's mailboxes, applied by the owner, where the value
+// pull does not serve it, since no word on DM (an inbox, a partial
 // accumulator) holds a multiset (the baselines pull it). Every mode runs
 // a Triangles kernel (the baselines read whole lists through their plain
 // CSR's offset words).
-func CheckKernel(c Config, s algo.Spec) error {
-	m, err := parseMode(c.Mode)
-	if err != nil {
-		return err
-	}
+func checkKernel(m mode, c Config, s algo.Spec) error {
 	if s.Reduce != algo.Multiset || m.plain() { // the baselines pull the labels (valuepull.go)
 		return nil
 	}

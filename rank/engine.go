@@ -213,7 +213,7 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, pull
 		err = checkTriangles(e.spec)
 	}
 	if err == nil {
-		err = CheckKernel(e.cfg, e.spec)
+		_, err = NeedsOf(e.cfg, e.spec)
 	}
 	if err != nil {
 		return nil, err

@@ -86,19 +86,3 @@ func parseMode(s string) (mode, error) {
 	}
 	return nil, paramErrorf("unknown mode %q; expected one of %s", s, strings.Join(Modes, ", "))
 }
-
-// IsPlain tells whether a mode stores the plain-CSR layout of the
-// baselines (csr.LayoutConfig.Naive).
-func IsPlain(modeName string) bool {
-	m, err := parseMode(modeName)
-	return err == nil && m.plain()
-}
-
-// NeedsIn tells whether a directed graph needs its reverse adjacency on DM
-// for a configuration and a kernel with the given spec: when dense
-// iterations pull, and for the triangle operator, whose neighbourhoods
-// are in- and out-neighbours.
-func NeedsIn(c Config, s algo.Spec) bool {
-	m, err := parseMode(c.Mode)
-	return err == nil && (m.pulls(&c, s) || s.Triangles)
-}

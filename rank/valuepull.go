@@ -87,7 +87,7 @@ func (e *engine) vertexShare(w int) (lo, hi uint32) {
 func (e *engine) valuePulls() bool {
 	c := &e.cfg
 	if e.bagU != nil && e.mode.plain() {
-		return true // the baselines' only way to a multiset (CheckKernel)
+		return true // the baselines' only way to a multiset (checkKernel)
 	}
 	return !c.NoValuePull && e.st.mb != nil && e.mode.pulls(c, e.spec) && e.edgr == nil &&
 		!e.spec.Triangles && (e.w.Roles.CN > 1 || e.bagU != nil) && !(e.spec.Traversal && !c.NoBottomUp) &&
