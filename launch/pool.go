@@ -351,7 +351,7 @@ func admin(af *adminFlags, fn func(a *attached) error) error {
 	if af.poolFile == "" {
 		return BadInputf("launch: --pool-file PATH is required")
 	}
-	return spmd.RunLocal(1, func(rt spmd.Runtime) error {
+	err := spmd.RunLocal(1, func(rt spmd.Runtime) error {
 		w, err := spmd.NewWorld(rt, spmd.Roles{CN: 1})
 		if err != nil {
 			return err
@@ -367,6 +367,11 @@ func admin(af *adminFlags, fn func(a *attached) error) error {
 		}
 		return err
 	})
+	var re *spmd.RankError
+	if errors.As(err, &re) {
+		return re.Err // one process: no rank to name
+	}
+	return err
 }
 
 // attachAlone is attach for a world of one rank, without agreement.
