@@ -60,31 +60,23 @@ type runFlags struct {
 	nic         string
 	mode        string
 	noInPlace   bool
-	noMerge     bool
-	noDoorbell  bool
-	noCollab    bool
-	noRefRD     bool
-	noValRD     bool
-	noPull      bool
-	noBottomUp  bool
 	refrdMin    uint32
 	sparseValRD uint32
 	remotePull  bool
-	noValuePull bool
 	valuePull   float64
-	noRelax     bool
 	mergeGap    string
 	refrdPuller bool
 	valrdApply  string
 	entrySize   int
 	hubDegree   uint64
-	noSteal     bool
-	noHubSplit  bool
 	noStage     bool
 	poolFile    string
 	name        string
 	wait        time.Duration
 	fs          *pflag.FlagSet
+	// ablate holds the ablation switches (rank.AllAblations), copied into
+	// the engine's configuration.
+	ablate rank.Config
 }
 
 func (r *runFlags) register(fs *pflag.FlagSet) {
@@ -115,25 +107,17 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&r.nic, "nic-profile", verbs.DefaultProfile.Name, "cost model that projects the counted operations to the hardware: a profile name (cx5-100g, an RDMA NIC; cxl-x16, a CXL pool) or lat=2us,iops=35M,qpiops=10M,bw=12.5GB/s")
 	fs.StringVar(&r.mode, "mode", rank.ModeDMG, "engine: dmg (the design), naive (plain CSR on DM, per-vertex reads, remote atomics) or famgraph (whole index and attributes on every CN)")
 	fs.BoolVar(&r.noInPlace, "no-inplace", false, "ablation: store every edge list out of place")
-	fs.BoolVar(&r.noMerge, "no-merge", false, "ablation: no merging of neighbouring reads")
-	fs.BoolVar(&r.noDoorbell, "no-doorbell", false, "ablation: every operation its own doorbell and round trip")
-	fs.BoolVar(&r.noCollab, "no-collab", false, "ablation: direct remote update in dense iterations too")
-	fs.BoolVar(&r.noRefRD, "no-refrd", false, "ablation: no pass-by-reference redistribution")
-	fs.BoolVar(&r.noValRD, "no-valrd", false, "ablation: no pass-by-value redistribution")
-	fs.BoolVar(&r.noPull, "no-pull", false, "ablation: dense iterations push local candidates (a CAS per edge) instead of gathering them at the destination")
-	fs.BoolVar(&r.noBottomUp, "no-bottom-up", false, "ablation: dense traversal iterations (BFS) send their frontier's remote segments instead of checking remote in-neighbours against the other chunks' frontier bitmaps")
+	for _, a := range rank.AllAblations() {
+		fs.BoolVar(a.Field(&r.ablate), a.Flag, false, a.Usage)
+	}
 	fs.Uint32Var(&r.refrdMin, "refrd-min", 256, "RefRD: segments of at least `T` edges for another CN are sent by reference")
 	fs.Uint32Var(&r.sparseValRD, "sparse-valrd-min", 0, "sparse iterations: segments of at least `T` edges for another CN are sent by value (ValRD pairs) instead of by remote CAS (default: 1 on shm and tcp, whose memory nodes' CPUs execute remote atomics; 32 on RDMA NICs and cxl)")
 	fs.BoolVar(&r.remotePull, "remote-pull", false, "dense iterations with most edges active: every CN also pulls for the other CNs' vertices (Gemini's dense mode) instead of sending its segments for them by RefRD/ValRD")
-	fs.BoolVar(&r.noValuePull, "no-value-pull", false, "ablation: dense iterations with most edges active send their segments for other CNs by RefRD/ValRD instead of pulling every own vertex's whole in-list against the other chunks' contributions, read from DM in bulk")
 	fs.Float64Var(&r.valuePull, "value-pull-threshold", 3, "a dense iteration takes the value pull when its active edges exceed |E|/`V`")
-	fs.BoolVar(&r.noRelax, "no-relax", false, "ablation: pulls of WCC and SSSP (value pulls and local ones) see only the values of the iteration's start (Jacobi), not those their CN lowered earlier in the iteration (Gauss–Seidel)")
 	fs.StringVar(&r.mergeGap, "merge-gap", "auto", "reads at most `SIZE` apart are merged into one (auto: the fabric's break-even, 16KiB on shm, 64KiB on tcp, 2KiB on RDMA NICs)")
 	fs.BoolVar(&r.refrdPuller, "refrd-puller", false, "RefRD: a goroutine per CN drains its mailbox while the push runs (pays when a CN has a core to spare)")
 	fs.StringVar(&r.valrdApply, "valrd-apply", "auto", "who applies ValRD pairs: cn (the owner CN), mn (the MN holding the mailbox) or auto (try both, keep the faster per pair)")
 	fs.Uint64Var(&r.hubDegree, "hub-degree", 0, "vertices with more out-edges are split into edge-range tasks of at most `D` edges (default: max(1024, chunk edges/(16·goroutines)))")
-	fs.BoolVar(&r.noSteal, "no-steal", false, "stage 2 off: workers keep static shares, no stealing")
-	fs.BoolVar(&r.noHubSplit, "no-hubsplit", false, "stage 2 off: a hub vertex is one task")
 	fs.IntVar(&r.entrySize, "entry-size", 32, "index entry bytes: 16, 32 or 64")
 	fs.StringVar(&r.poolFile, "pool-file", "", "work on the pool a `dmg serve` job serves (its pool file `PATH`): load stores the graph there under --name, run computes on the graph of that name without reading it; the job then holds compute nodes alone (--roles cn:C)")
 	fs.StringVar(&r.name, "name", "", "with --pool-file: the graph's `NAME` in the pool")
@@ -185,10 +169,12 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 		Source:     source,
 		HasSource:  r.fs.Changed("source"),
 		Iterations: r.iterations, Damping: r.damping, Alpha: r.alpha,
-		Engine: rank.Config{Workers: workers, Inflight: r.inflight, Batch: r.batch, DenseDivisor: r.dense, PullDivisor: r.pull, ValuePullDivisor: r.valuePull, NoRelax: r.noRelax, Sync: j.Sync, Logf: j.Logf,
-			Mode: r.mode, NoMerge: r.noMerge, NoDoorbell: r.noDoorbell, NoCollab: r.noCollab, NoRefRD: r.noRefRD, NoValRD: r.noValRD, NoPull: r.noPull, NoBottomUp: r.noBottomUp,
-			RefRDMin: r.refrdMin, SparseValRDMin: r.sparseValRD, RemotePull: r.remotePull, NoValuePull: r.noValuePull, RefRDPuller: r.refrdPuller, ValRDApply: r.valrdApply, HubDegree: r.hubDegree, NoSteal: r.noSteal, NoHubSplit: r.noHubSplit},
+		Engine: rank.Config{Workers: workers, Inflight: r.inflight, Batch: r.batch, DenseDivisor: r.dense, PullDivisor: r.pull, ValuePullDivisor: r.valuePull, Sync: j.Sync, Logf: j.Logf,
+			Mode: r.mode, RefRDMin: r.refrdMin, SparseValRDMin: r.sparseValRD, RemotePull: r.remotePull, RefRDPuller: r.refrdPuller, ValRDApply: r.valrdApply, HubDegree: r.hubDegree},
 		Layout: csr.LayoutConfig{EntrySize: r.entrySize, NoInPlace: r.noInPlace},
+	}
+	for _, a := range rank.AllAblations() {
+		*a.Field(&cfg.Engine) = *a.Field(&r.ablate)
 	}
 	if r.mode != rank.ModeDMG && r.noInPlace {
 		return cfg, BadInputf("launch: --no-inplace applies to --mode dmg only")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/verbs"
@@ -179,8 +180,8 @@ func (c *Config) Validate() error {
 	if _, err := parseMode(c.Mode); err != nil {
 		return err
 	}
-	if c.Mode != ModeDMG && (c.NoMerge || c.NoDoorbell || c.NoCollab || c.NoRefRD || c.NoValRD || c.NoPull || c.NoBottomUp || c.NoValuePull || c.NoRelax) {
-		return paramErrorf("the ablation flags (--no-merge, --no-doorbell, --no-collab, --no-refrd, --no-valrd, --no-pull, --no-bottom-up, --no-value-pull, --no-relax) apply to --mode dmg only")
+	if set, all := c.designOnly(); c.Mode != ModeDMG && len(set) > 0 {
+		return paramErrorf("the ablation flags (%s) apply to --mode dmg only", strings.Join(all, ", "))
 	}
 	switch c.ValRDApply {
 	case "cn", "mn", "auto":
@@ -211,22 +212,6 @@ func (e *ParamError) BadInput() bool { return true }
 
 func paramErrorf(format string, args ...any) error {
 	return &ParamError{Msg: fmt.Sprintf(format, args...)}
-}
-
-// Ablations lists the ablations of c, as flags, in a fixed order (never
-// nil).
-func (c *Config) Ablations() []string {
-	out := []string{}
-	for _, f := range []struct {
-		on   bool
-		name string
-	}{{c.NoMerge, "--no-merge"}, {c.NoDoorbell, "--no-doorbell"}, {c.NoCollab, "--no-collab"}, {c.NoRefRD, "--no-refrd"},
-		{c.NoValRD, "--no-valrd"}, {c.NoPull, "--no-pull"}, {c.NoBottomUp, "--no-bottom-up"}, {c.NoValuePull, "--no-value-pull"}, {c.NoRelax, "--no-relax"}, {c.NoSteal, "--no-steal"}, {c.NoHubSplit, "--no-hubsplit"}} {
-		if f.on {
-			out = append(out, f.name)
-		}
-	}
-	return out
 }
 
 // sparseValRDMin is Config.SparseValRDMin's default on net: every segment
