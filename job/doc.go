@@ -4,8 +4,10 @@
 // (package balance, stage 1), lays it out on the memory nodes (package
 // csr; the reverse adjacency after the out-adjacency, then the engine's
 // regions), sizes and opens the data path (package verbs), loads each
-// chunk, and hands over to the engine (package rank). Every phase ends at
-// the job's boundary (rank.Config.Sync), so all ranks go on or all stop.
+// chunk, and hands over to the engine (package rank). Execute is a
+// pipeline of named steps (execute.go: params, read, settle, layout, open,
+// load, compute), each ending at the job's boundary (rank.Config.Sync), so
+// all ranks go on or all stop.
 //
 //	out, err := job.Execute(world, job.Config{Algo: "bfs", Graph: "kron:16", Open: open, Engine: rank.Config{Sync: sync}})
 //

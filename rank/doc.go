@@ -12,7 +12,7 @@
 // huge pages (package hugemem). A kernel with a multiset
 // reduction (CDLP) adds a bag, a slot per edge end of the chunk (bag.go),
 // in place of the accumulators. A kernel that reads its neighbours'
-// adjacency (algo.Spec.Triangles: LCC) runs the triangle operator
+// adjacency (algo.Spec.Triangles: LCC, TC) runs the triangle operator
 // (triangles.go, with lists.go to read whole lists of any vertex set) in
 // place of the fetch path: each worker adds its buffers, bounded by a
 // task's neighbourhoods and 4 MiB of oriented lists, not by |V|; its
@@ -20,6 +20,15 @@
 // made once per job (a gang), each with its endpoint, read merger, fetch
 // path and update coordinator (package update); no goroutine, buffer or
 // endpoint is made per iteration.
+//
+// What an iteration does is decided by a policy (policy.go): a pure
+// value made once per run from the kernel, the mode's abilities, the
+// knobs and the store, whose plan for each iteration follows from the
+// boundary's sums (dense or sparse, pull or push, bottom-up, remote or
+// value pull, relax, by reference or by value) and is printed in the
+// iteration log. What a kernel asks of the job (the layout, in-edges, a
+// puller) is answered once by NeedsOf; the ablation switches are listed
+// once in AllAblations.
 //
 // One iteration is bulk-synchronous:
 //
