@@ -69,7 +69,7 @@ func build(el *EdgeList, o *Options) (*Graph, dropStats, error) {
 	var bad atomic.Int64
 	bad.Store(-1)
 	var loops atomic.Uint64
-	parallelFor(workers, m, func(lo, hi int) {
+	ParallelFor(workers, m, func(lo, hi int) {
 		var nl uint64
 		for i := lo; i < hi; i++ {
 			s, d := el.Src[i], el.Dst[i]
@@ -110,7 +110,7 @@ func build(el *EdgeList, o *Options) (*Graph, dropStats, error) {
 	if w != nil {
 		ws = make([]float64, sum)
 	}
-	parallelFor(workers, m, func(lo, hi int) {
+	ParallelFor(workers, m, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			s, d := el.Src[i], el.Dst[i]
 			if s == d && dropLoops {
@@ -275,8 +275,9 @@ func splitmix64(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
-// parallelFor splits [0, n) into one contiguous range per worker.
-func parallelFor(workers, n int, f func(lo, hi int)) {
+// ParallelFor splits [0, n) into one contiguous range per worker and runs
+// f on each, on goroutines of its own (a small n runs at once).
+func ParallelFor(workers, n int, f func(lo, hi int)) {
 	if workers <= 1 || n < 4096 {
 		f(0, n)
 		return
@@ -367,7 +368,7 @@ func densify(file string, src64, dst64 []uint64, workers int) (ids []uint64, src
 	src = make([]uint32, len(src64))
 	dst = make([]uint32, len(dst64))
 	identity := len(ids) == 0 || ids[len(ids)-1] == uint64(len(ids)-1)
-	parallelFor(workers, len(src64), func(lo, hi int) {
+	ParallelFor(workers, len(src64), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			if identity {
 				src[i], dst[i] = uint32(src64[i]), uint32(dst64[i])

@@ -1,6 +1,7 @@
-// Package csr is DMG's graph store: it turns graph inputs into an in-memory
-// CSR (Graph) and lays that CSR out on the memory nodes in the DM-friendly
-// format of DESIGN.md §4.
+// Package csr is DMG's graph formats: it turns graph inputs into an
+// in-memory CSR (Graph), reads a compute node's share of one, and writes
+// graphs back (WriteBinary, ConvertStaged). It knows nothing of the
+// fabric: package dmstore lays a CSR out on the memory nodes.
 //
 // csr splits into reader, generator and builder (STYLE.md, after GAP):
 //
@@ -19,21 +20,6 @@
 //     applies the self-loop and duplicate policies and sorts every
 //     adjacency list by destination, in parallel and with a deterministic
 //     result.
-//
-// Then, for the memory nodes:
-//
-//   - entry.go is the codec of the adaptive index entry (16, 32 or 64 bytes:
-//     edges in place, or the address of an out-of-place edge list plus
-//     per-chunk segment lengths);
-//   - layout.go plans where every piece goes (pure and deterministic, so
-//     every rank computes the same plan) and checks capacity. A layout
-//     starts at offset 0 of every MN's pool, or at LayoutConfig.Base[m]:
-//     a second layout, such as the reverse adjacency of the shares' in-edges
-//     (same Bounds, NumMN and EntrySize, its index entries' segments
-//     counted by source chunk), then goes after the first one on the same
-//     pools with Base[m] = first.MN[m].End;
-//   - load.go writes a CN's share of the plan through package verbs
-//     (Layout.Load), and readrows.go reads rows back (Layout.ReadRows).
 //
 // # Usage
 //
@@ -57,8 +43,8 @@
 // A share whose rows do not fit ShareOptions.RowBytes is windowed
 // (window.go): OpenShareWith builds no rows, and Share.Windows builds
 // them a window of vertices at a time, in a pass each, for a caller that
-// measures and loads them window by window (SizeRange, LoadOptions.Lo
-// and Hi); a share built whole is its one window.
+// measures and loads them window by window (dmstore's SizeRange,
+// LoadOptions.Lo and Hi); a share built whole is its one window.
 // OpenShareWith with ShareOptions.In also keeps their in-edges (Share.In):
 // exactly the rows [lo, hi) of the transpose of the graph Open builds,
 // with the same self-loops and parallel edges and each edge weighing what

@@ -304,7 +304,7 @@ func FuzzShare(f *testing.F) {
 			}
 			return
 		}
-		checkIn(t, sh, full, transpose(full))
+		checkIn(t, sh, full, full.Transpose())
 	})
 }
 

@@ -132,3 +132,36 @@ func (g *Graph) DenseID(ext uint64) (uint32, bool) {
 	}
 	return 0, false
 }
+
+// Transpose is the reverse of g, built the obvious way: sources in
+// ascending order, each out-row in its order, so every row of the result
+// comes out sorted by (source, weight), as the builder sorts. It keeps g's
+// ids and is directed.
+func (g *Graph) Transpose() *Graph {
+	rows := make([][]uint32, g.N)
+	var wrows [][]float64
+	if g.Weights != nil {
+		wrows = make([][]float64, g.N)
+	}
+	for u := range g.N {
+		for i := g.Offsets[u]; i < g.Offsets[u+1]; i++ {
+			v := g.Dst[i]
+			rows[v] = append(rows[v], u)
+			if wrows != nil {
+				wrows[v] = append(wrows[v], g.Weights[i])
+			}
+		}
+	}
+	tr := &Graph{N: g.N, Offsets: []uint64{0}, Dst: []uint32{}, IDs: g.IDs, Directed: true}
+	if wrows != nil {
+		tr.Weights = []float64{}
+	}
+	for v, r := range rows {
+		tr.Dst = append(tr.Dst, r...)
+		if wrows != nil {
+			tr.Weights = append(tr.Weights, wrows[v]...)
+		}
+		tr.Offsets = append(tr.Offsets, uint64(len(tr.Dst)))
+	}
+	return tr
+}

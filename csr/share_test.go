@@ -24,7 +24,7 @@ func checkShares(t *testing.T, spec string, opts Options) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := transpose(full)
+	tr := full.Transpose()
 	n := full.N
 	for _, parts := range []int{1, 2, 3} {
 		var total, loops, dups uint64
@@ -86,38 +86,6 @@ func checkShares(t *testing.T, spec string, opts Options) {
 				full.NumEdges(), fmeta.DroppedSelfLoops, fmeta.DroppedDuplicates)
 		}
 	}
-}
-
-// transpose is the reverse of g, built the obvious way: sources in
-// ascending order, each out-row in its order, so every in-row comes out
-// sorted by (source, weight), as the builder sorts.
-func transpose(g *Graph) *Graph {
-	rows := make([][]uint32, g.N)
-	var wrows [][]float64
-	if g.Weights != nil {
-		wrows = make([][]float64, g.N)
-	}
-	for u := range g.N {
-		for i := g.Offsets[u]; i < g.Offsets[u+1]; i++ {
-			v := g.Dst[i]
-			rows[v] = append(rows[v], u)
-			if wrows != nil {
-				wrows[v] = append(wrows[v], g.Weights[i])
-			}
-		}
-	}
-	tr := &Graph{N: g.N, Offsets: []uint64{0}, Dst: []uint32{}, IDs: g.IDs, Directed: true}
-	if wrows != nil {
-		tr.Weights = []float64{}
-	}
-	for v, r := range rows {
-		tr.Dst = append(tr.Dst, r...)
-		if wrows != nil {
-			tr.Weights = append(tr.Weights, wrows[v]...)
-		}
-		tr.Offsets = append(tr.Offsets, uint64(len(tr.Dst)))
-	}
-	return tr
 }
 
 // checkIn checks a share's in-edges: none for an undirected graph, else the
@@ -329,7 +297,7 @@ func TestShareSymmetric(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tr := transpose(full)
+			tr := full.Transpose()
 			if !full.Directed {
 				tr = full
 			}
@@ -429,7 +397,7 @@ func TestShareFingerprint(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rt := transpose(rg)
+			rt := rg.Transpose()
 			agree := true
 			for v := lo; v < hi; v++ {
 				agree = agree && len(rg.Neighbors(v)) == len(rt.Neighbors(v))
@@ -441,7 +409,7 @@ func TestShareFingerprint(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkIn(t, sh, full, transpose(full))
+			checkIn(t, sh, full, full.Transpose())
 			if sh.Symmetric() != tc.symmetric {
 				t.Errorf("symmetric %v, want %v", sh.Symmetric(), tc.symmetric)
 			}

@@ -471,7 +471,7 @@ func FuzzStaged(f *testing.F) {
 			}
 			return
 		}
-		tr := transpose(full)
+		tr := full.Transpose()
 		for _, sh := range shares {
 			whole, err := sweptWhole(t, sh)
 			if err != nil {

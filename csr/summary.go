@@ -145,25 +145,3 @@ func (s DegreeSummary) String() string {
 	return fmt.Sprintf("degree min %d median %d mean %.1f p90 %d p99 %d max %s, %s without out-edges",
 		s.Min, s.Median, s.Mean, s.P90, s.P99, humanize.Comma(int64(s.Max)), humanize.Comma(int64(s.Zero)))
 }
-
-// InPlaceShare is the fraction of vertices stored in place.
-func (l *Layout) InPlaceShare() float64 {
-	if l.N == 0 {
-		return 0
-	}
-	return float64(l.InPlace) / float64(l.N)
-}
-
-// Imbalance is max/mean of the bytes the MNs hold of the layout, from
-// Start to End (1 is perfect).
-func (l *Layout) Imbalance() float64 {
-	var sum, mx uint64
-	for _, u := range l.MN {
-		sum += u.End - u.Start
-		mx = max(mx, u.End-u.Start)
-	}
-	if sum == 0 {
-		return 1
-	}
-	return float64(mx) * float64(len(l.MN)) / float64(sum)
-}

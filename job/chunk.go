@@ -6,6 +6,7 @@ import (
 
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/dmstore"
 	"github.com/dmg-hpc/dmg/rank"
 	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/dmg-hpc/dmg/verbs"
@@ -25,13 +26,13 @@ type chunkFacts struct {
 	degrees []uint32 // out-degree of each vertex of the chunk
 	// out and in are the chunk's sizes in the layouts of the out-rows
 	// and of the in-rows (none when the share has no in-rows).
-	out, in  csr.ChunkSizes
+	out, in  dmstore.ChunkSizes
 	weighted bool
 }
 
 // layoutConfigs are the configurations of the out-rows' layout and of
 // the in-rows' (without the reserve, which planLayouts adds).
-func layoutConfigs(w *spmd.World, cfg *Config, chunks []uint32) (out, in csr.LayoutConfig) {
+func layoutConfigs(w *spmd.World, cfg *Config, chunks []uint32) (out, in dmstore.LayoutConfig) {
 	out = cfg.Layout
 	out.NumMN, out.Bounds, out.AttrBytes = cfg.numMN(w), chunks, rank.AttrBytes()
 	out.Naive = cfg.needs.Plain
@@ -73,13 +74,13 @@ func measure(w *spmd.World, cfg *Config, alg algo.Algorithm, sh *csr.Share, chun
 			f.degrees[v-lo] = uint32(d)
 			f.edges += d
 		}
-		s, err := csr.SizeRange(g, ocfg, k, a, b)
+		s, err := dmstore.SizeRange(g, ocfg, k, a, b)
 		if err != nil {
 			return err
 		}
 		f.out.Add(s)
 		if in != nil && in != g {
-			if s, err = csr.SizeRange(in, icfg, k, a, b); err != nil {
+			if s, err = dmstore.SizeRange(in, icfg, k, a, b); err != nil {
 				return err
 			}
 			f.in.Add(s)
@@ -107,9 +108,9 @@ func nonNegative(g *csr.Graph, lo, hi uint32, name, graph string) error {
 
 // loadShare writes CN k's share through eps: its out-rows in the layout
 // l.Out and, when there is one, its in-rows in l.In, window by window.
-func loadShare(sh *csr.Share, l layouts, k int, eps []verbs.Endpoint, f *chunkFacts, progress func(csr.LoadProgress)) (*csr.LoadReport, error) {
-	var rep *csr.LoadReport
-	add := func(r *csr.LoadReport) {
+func loadShare(sh *csr.Share, l layouts, k int, eps []verbs.Endpoint, f *chunkFacts, progress func(dmstore.LoadProgress)) (*dmstore.LoadReport, error) {
+	var rep *dmstore.LoadReport
+	add := func(r *dmstore.LoadReport) {
 		if rep == nil {
 			rep = r
 			return
@@ -118,11 +119,11 @@ func loadShare(sh *csr.Share, l layouts, k int, eps []verbs.Endpoint, f *chunkFa
 		rep.Merge(r)
 		rep.Seconds = secs
 	}
-	var done csr.LoadProgress // what the out-rows' windows wrote
+	var done dmstore.LoadProgress // what the out-rows' windows wrote
 	windows := 0
 	err := eachWindow(sh, func(g, in *csr.Graph, a, b uint32) error {
 		windows++
-		o := csr.LoadOptions{Progress: progress}
+		o := dmstore.LoadOptions{Progress: progress}
 		if sh.Windowed() {
 			o.Lo, o.Hi, o.Done, o.ChunkEdges = a, b, done, f.edges
 		}

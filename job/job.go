@@ -14,6 +14,7 @@ import (
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/balance"
 	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/dmstore"
 	"github.com/dmg-hpc/dmg/rank"
 	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/dmg-hpc/dmg/verbs"
@@ -47,12 +48,12 @@ type Config struct {
 	Engine rank.Config
 	// Layout tunes the DM layout (entry size, in-place storage); the
 	// memory nodes, chunk bounds and attribute arrays are filled in.
-	Layout csr.LayoutConfig
+	Layout dmstore.LayoutConfig
 	// RowBytes bounds the rows a CN builds at once
 	// (csr.ShareOptions.RowBytes, at least MinRowBytes); 0: no bound.
 	RowBytes int64
 	// LoadProgress, if set, is called as this CN loads its chunk.
-	LoadProgress func(csr.LoadProgress)
+	LoadProgress func(dmstore.LoadProgress)
 	// ReadProgress, if set, is told how many bytes of its range of the
 	// input this CN has parsed, of how many (staged reads).
 	ReadProgress func(done, total int64)
@@ -111,14 +112,14 @@ type Outcome struct {
 	// InBytes is the reverse adjacency's bytes per MN (directed graphs the
 	// engine pulls on; nil when the graph is symmetric or not needed).
 	InBytes      []uint64
-	Symmetric    bool            // the graph's in-edges are its out-edges
-	InPlaceShare float64         // vertices whose edges sit in their index entry
-	Load         *csr.LoadReport // this CN's loading
+	Symmetric    bool                // the graph's in-edges are its out-edges
+	InPlaceShare float64             // vertices whose edges sit in their index entry
+	Load         *dmstore.LoadReport // this CN's loading
 	// StagedBytes is the staging memory the CNs' staged read of a text
 	// edge list used in DM (csr.OpenStaged); 0 when every CN read the
 	// whole input.
 	StagedBytes uint64
-	Layout      *csr.Layout
+	Layout      *dmstore.Layout
 	Degrees     csr.DegreeSummary // LoadOnly, rank 0
 	Provider    string
 	Workers     int // goroutines per CN
@@ -201,11 +202,11 @@ func storeConfig(cfg Config, shape jobShape, bounds []uint32, numMN int) rank.St
 // layouts are a job's out-layout (lists and attributes) and, for directed
 // graphs the engine pulls on, its in-layout after it.
 type layouts struct {
-	Out *csr.Layout
-	In  *csr.Layout
+	Out *dmstore.Layout
+	In  *dmstore.Layout
 }
 
-func (l layouts) last() *csr.Layout {
+func (l layouts) last() *dmstore.Layout {
 	if l.In != nil {
 		return l.In
 	}
@@ -289,12 +290,12 @@ func planFailed(w *spmd.World, err error) error {
 
 // planOne plans one layout from every CN's chunk sizes (sizes, on the
 // CNs; the MNs only take part in the collectives).
-func planOne(w *spmd.World, sizes csr.ChunkSizes, lcfg csr.LayoutConfig, vertices, edges uint64, weighted bool) (*csr.Layout, error) {
+func planOne(w *spmd.World, sizes dmstore.ChunkSizes, lcfg dmstore.LayoutConfig, vertices, edges uint64, weighted bool) (*dmstore.Layout, error) {
 	all, err := gatherJSON(w, sizes, w.Role == spmd.CN)
 	if err != nil || w.Role != spmd.CN {
 		return nil, err
 	}
-	return csr.PlanSizes(uint32(vertices), edges, weighted, lcfg, all)
+	return dmstore.PlanSizes(uint32(vertices), edges, weighted, lcfg, all)
 }
 
 // shareTraits tells whether every CN's share has the same in- as

@@ -4,6 +4,7 @@ import (
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/balance"
 	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/dmstore"
 	"github.com/dmg-hpc/dmg/pool"
 	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/dmg-hpc/dmg/verbs"
@@ -31,7 +32,7 @@ func recut(w *spmd.World, cfg *Config, alg algo.Algorithm, src *stored, srcAux p
 	lc := *cfg
 	lc.LoadOnly, lc.Csr = true, src.Csr
 	oc := src.Layouts.Out.Config
-	lc.Layout = csr.LayoutConfig{EntrySize: oc.EntrySize, BatchVertices: oc.BatchVertices, Granule: oc.Granule, NoInPlace: oc.NoInPlace}
+	lc.Layout = dmstore.LayoutConfig{EntrySize: oc.EntrySize, BatchVertices: oc.BatchVertices, Granule: oc.Granule, NoInPlace: oc.NoInPlace}
 	facts, err := measure(w, &lc, alg, sh, chunks)
 	if err := agree(err); err != nil {
 		return nil, none, err

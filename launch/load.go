@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/dmstore"
 	"github.com/dmg-hpc/dmg/job"
 	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/dustin/go-humanize"
@@ -67,12 +68,12 @@ type loadReport struct {
 
 // loadProgress draws a progress bar for CN 0's loading when stderr is a
 // terminal (never in tests or logs).
-func loadProgress(j *Job) func(csr.LoadProgress) {
+func loadProgress(j *Job) func(dmstore.LoadProgress) {
 	if !j.IsRoot() || !term.IsTerminal(int(os.Stderr.Fd())) {
 		return nil
 	}
 	var bar *progressbar.ProgressBar
-	return func(p csr.LoadProgress) {
+	return func(p dmstore.LoadProgress) {
 		if bar == nil {
 			bar = progressbar.NewOptions64(int64(p.TotalBytes), progressbar.OptionSetWriter(os.Stderr),
 				progressbar.OptionSetDescription("loading CN 0's chunk"), progressbar.OptionShowBytes(true),
@@ -129,12 +130,12 @@ func loadBody(j *Job, rf *runFlags) error {
 	if err != nil {
 		return err
 	}
-	total := &csr.LoadReport{}
+	total := &dmstore.LoadReport{}
 	for _, b := range all {
 		if len(b) == 0 {
 			continue
 		}
-		var r csr.LoadReport
+		var r dmstore.LoadReport
 		if err := json.Unmarshal(b, &r); err != nil {
 			return errors.Wrap(err, "launch: decoding load report")
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/dmstore"
 	"github.com/dmg-hpc/dmg/job"
 	"github.com/dmg-hpc/dmg/outfile"
 	"github.com/dmg-hpc/dmg/rank"
@@ -171,7 +172,7 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 		Iterations: r.iterations, Damping: r.damping, Alpha: r.alpha,
 		Engine: rank.Config{Workers: workers, Inflight: r.inflight, Batch: r.batch, DenseDivisor: r.dense, PullDivisor: r.pull, ValuePullDivisor: r.valuePull, Sync: j.Sync, Logf: j.Logf,
 			Mode: r.mode, RefRDMin: r.refrdMin, SparseValRDMin: r.sparseValRD, RemotePull: r.remotePull, RefRDPuller: r.refrdPuller, ValRDApply: r.valrdApply, HubDegree: r.hubDegree},
-		Layout: csr.LayoutConfig{EntrySize: r.entrySize, NoInPlace: r.noInPlace},
+		Layout: dmstore.LayoutConfig{EntrySize: r.entrySize, NoInPlace: r.noInPlace},
 	}
 	for _, a := range rank.AllAblations() {
 		*a.Field(&cfg.Engine) = *a.Field(&r.ablate)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/balance"
-	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/dmstore"
 	"github.com/dmg-hpc/dmg/update"
 	"github.com/dmg-hpc/dmg/verbs"
 )
@@ -112,7 +112,7 @@ type dmgFetcher struct {
 	wk       *worker
 	rd       *verbs.ReadMerger // its own: views live until its next Flush
 	gap      int64             // gather across at most this (-1: nothing)
-	out, in  *csr.Layout
+	out, in  *dmstore.Layout
 	rec      int
 	weighted bool
 	sides    [2]side // out, in
@@ -127,9 +127,9 @@ type dmgFetcher struct {
 
 // side is the buffers of one adjacency (out or in) for a task.
 type side struct {
-	l    *csr.Layout
+	l    *dmstore.Layout
 	ent  []part // the vertex's index entry (p < 0: not read)
-	dec  []csr.Entry
+	dec  []dmstore.Entry
 	list []listParts // the vertex's fetched list: parts[first:first+n]
 	rg   []part
 }
@@ -338,14 +338,14 @@ func (sd *side) prepare(n int) {
 // of codec c decodes into (its in-place lists, its segment lengths), carved
 // from three arrays: decoding never allocates, whichever kinds of entry a
 // slot sees from one task to the next.
-func newEntries(c csr.EntryCodec, n int) []csr.Entry {
+func newEntries(c dmstore.EntryCodec, n int) []dmstore.Entry {
 	k, segs := c.InPlaceCap(), c.Chunks
 	dst, seg := make([]uint32, n*k), make([]uint32, n*segs)
 	var wts []float32
 	if c.Weighted {
 		wts = make([]float32, n*k)
 	}
-	ents := make([]csr.Entry, n)
+	ents := make([]dmstore.Entry, n)
 	for i := range ents {
 		ents[i].Dst = dst[i*k : i*k : (i+1)*k]
 		ents[i].Segments = seg[i*segs : i*segs : (i+1)*segs]
@@ -357,7 +357,7 @@ func newEntries(c csr.EntryCodec, n int) []csr.Entry {
 }
 
 // setAdj describes the vertex's list to the visitor (and to fetchSeg).
-func (f *dmgFetcher) setAdj(ent *csr.Entry, v uint32, in bool, nd uint8, from, to uint32) {
+func (f *dmgFetcher) setAdj(ent *dmstore.Entry, v uint32, in bool, nd uint8, from, to uint32) {
 	a := &f.a
 	*a = adj{v: v, deg: ent.Degree, kind: ent.Kind, addr: verbs.Addr(ent.Addr), segs: ent.Segments, in: in, need: nd,
 		from: from, to: min(to, ent.Degree)}
@@ -367,7 +367,7 @@ func (f *dmgFetcher) setAdj(ent *csr.Entry, v uint32, in bool, nd uint8, from, t
 	if in {
 		a.from, a.to = 0, ent.Degree
 	}
-	if ent.Kind != csr.OutOfPlace {
+	if ent.Kind != dmstore.OutOfPlace {
 		a.segs = nil
 	}
 }
@@ -407,7 +407,7 @@ func (f *dmgFetcher) fetchedSegs() iter.Seq2[uint32, uint32] {
 // iteration fetches, as parts appended to sd.rg: the segments fetchSeg
 // chooses (out of place), the table and the piece (overflow), nothing (in
 // place).
-func (f *dmgFetcher) queueList(ent *csr.Entry, sd *side) error {
+func (f *dmgFetcher) queueList(ent *dmstore.Entry, sd *side) error {
 	a := &f.a
 	rec := uint64(f.rec)
 	add := func(src verbs.Addr, n uint64) error {
@@ -419,9 +419,9 @@ func (f *dmgFetcher) queueList(ent *csr.Entry, sd *side) error {
 		return err
 	}
 	switch ent.Kind {
-	case csr.InPlace:
+	case dmstore.InPlace:
 		return nil
-	case csr.Overflow:
+	case dmstore.Overflow:
 		if a.need == 0 {
 			return nil
 		}
@@ -443,19 +443,19 @@ func (f *dmgFetcher) queueList(ent *csr.Entry, sd *side) error {
 }
 
 // deliver decodes the current vertex's fetched bytes b and visits it.
-func (f *dmgFetcher) deliver(l *csr.Layout, ent *csr.Entry, b []byte) error {
+func (f *dmgFetcher) deliver(l *dmstore.Layout, ent *dmstore.Entry, b []byte) error {
 	a := &f.a
 	if a.need == 0 {
 		return nil
 	}
 	switch ent.Kind {
-	case csr.InPlace:
+	case dmstore.InPlace:
 		a.dst, a.all = ent.Dst[a.from:a.to], true
 		if f.weighted {
 			a.w = ent.Weights[a.from:a.to]
 		}
 		return f.wk.visit(a)
-	case csr.Overflow:
+	case dmstore.Overflow:
 		t := int(ent.TableBytes)
 		if err := l.Codec.DecodeTable(b[:t], ent); err != nil {
 			return errors.Wrapf(err, "rank: overflow table of vertex %d", a.v)

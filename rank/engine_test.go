@@ -15,6 +15,7 @@ import (
 
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/dmstore"
 	"github.com/dmg-hpc/dmg/job"
 	"github.com/dmg-hpc/dmg/rank"
 	"github.com/dmg-hpc/dmg/spmd"
@@ -283,7 +284,7 @@ func (k kernelCase) algorithm(t testing.TB) *algo.Algorithm {
 type variant struct {
 	name     string
 	engine   rank.Config
-	layout   csr.LayoutConfig
+	layout   dmstore.LayoutConfig
 	rowBytes int64 // job.Config.RowBytes
 }
 
@@ -292,7 +293,7 @@ func variants() []variant {
 		{name: "dmg"},
 		// The shares' rows built and loaded in windows of 16-vertex
 		// batches, 2 KiB of rows or less each (a window per pass).
-		{name: "windowed", layout: csr.LayoutConfig{BatchVertices: 16}, rowBytes: 2048},
+		{name: "windowed", layout: dmstore.LayoutConfig{BatchVertices: 16}, rowBytes: 2048},
 		{name: "naive", engine: rank.Config{Mode: rank.ModeNaive}},
 		{name: "famgraph", engine: rank.Config{Mode: rank.ModeFAMGraph}},
 		{name: "no-pull", engine: rank.Config{NoPull: true}},
@@ -323,8 +324,8 @@ func variants() []variant {
 		{name: "all-sparse-direct", engine: rank.Config{DenseDivisor: 1e-9, SparseValRDMin: math.MaxUint32}},
 		{name: "all-dense", engine: rank.Config{DenseDivisor: 1e12}},
 		{name: "one-worker", engine: rank.Config{Workers: 1, Batch: 3, MergeGap: 1}},
-		{name: "entry-16-no-inplace", layout: csr.LayoutConfig{EntrySize: 16, NoInPlace: true}},
-		{name: "entry-64", layout: csr.LayoutConfig{EntrySize: 64}, engine: rank.Config{Inflight: 2}},
+		{name: "entry-16-no-inplace", layout: dmstore.LayoutConfig{EntrySize: 16, NoInPlace: true}},
+		{name: "entry-64", layout: dmstore.LayoutConfig{EntrySize: 64}, engine: rank.Config{Inflight: 2}},
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/pkg/errors"
 
-	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/dmstore"
 	"github.com/dmg-hpc/dmg/verbs"
 )
 
@@ -16,10 +16,10 @@ import (
 // read without its table, as a whole list needs no segment lengths). The
 // caller queues both layouts' reads before each Flush, so a set costs two
 // dependent round trips whatever the layouts. On the baselines' plain CSR
-// (csr.LayoutConfig.Naive) a vertex's "entry" is the two offset words that
+// (dmstore.LayoutConfig.Naive) a vertex's "entry" is the two offset words that
 // bound its list. Buffers grow to their high-water mark and are kept.
 type listSet struct {
-	l     *csr.Layout
+	l     *dmstore.Layout
 	rec   int
 	plain bool
 	size  int // bytes read per entry
@@ -27,7 +27,7 @@ type listSet struct {
 	// ents are the raw entries, dec the decoded ones; buf the lists read,
 	// vertex i's at at[i] (-1: in place).
 	ents []byte
-	dec  []csr.Entry
+	dec  []dmstore.Entry
 	buf  []byte
 	at   []int
 	// dst holds the decoded lists: vertex i's is dst[off[i]:off[i+1]].
@@ -35,7 +35,7 @@ type listSet struct {
 	off []int
 }
 
-func newListSet(l *csr.Layout) *listSet {
+func newListSet(l *dmstore.Layout) *listSet {
 	s := &listSet{l: l, rec: l.Codec.RecordBytes(), plain: l.Config.Naive, size: l.Codec.Size}
 	if s.plain {
 		s.size = 16 // the list's start and its end, the next vertex's start
@@ -82,13 +82,13 @@ func (s *listSet) decodeEntries() error {
 
 // decodePlain makes the entry of a plain-CSR list from its bounding
 // offset words.
-func (s *listSet) decodePlain(b []byte, v uint32, e *csr.Entry) error {
+func (s *listSet) decodePlain(b []byte, v uint32, e *dmstore.Entry) error {
 	start, end := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:])
 	rec := uint64(s.rec)
 	if end < start || (end-start)%rec != 0 || (end-start)/rec > uint64(s.l.N)*uint64(s.l.N) {
 		return errors.Errorf("rank: vertex %d's plain-CSR list [%#x, %#x) is not a list of %d-byte records (corrupt store)", v, start, end, rec)
 	}
-	e.Kind, e.Addr, e.Degree = csr.OutOfPlace, start, uint32((end-start)/rec)
+	e.Kind, e.Addr, e.Degree = dmstore.OutOfPlace, start, uint32((end-start)/rec)
 	return nil
 }
 
@@ -102,7 +102,7 @@ func (s *listSet) queueLists(rd reader) error {
 	total := 0
 	for i := range s.ids {
 		e := &s.dec[i]
-		if e.Kind == csr.InPlace {
+		if e.Kind == dmstore.InPlace {
 			s.at[i] = -1
 			continue
 		}

@@ -6,7 +6,7 @@ import "github.com/dmg-hpc/dmg/algo"
 // that hosts it: the one question job asks before it reads anything
 // (NeedsOf).
 type Needs struct {
-	// Plain: the baselines' plain-CSR layout (csr.LayoutConfig.Naive).
+	// Plain: the baselines' plain-CSR layout (dmstore.LayoutConfig.Naive).
 	Plain bool
 	// In: a directed graph's in-edges on DM, for dense iterations that
 	// pull, and for the triangle operator, whose neighbourhoods are in-

@@ -5,12 +5,12 @@ import (
 
 	"github.com/pkg/errors"
 
-	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/dmstore"
 	"github.com/dmg-hpc/dmg/update"
 	"github.com/dmg-hpc/dmg/verbs"
 )
 
-// Attribute arrays the engine keeps on DM, per vertex (csr.LayoutConfig.AttrBytes).
+// Attribute arrays the engine keeps on DM, per vertex (dmstore.LayoutConfig.AttrBytes).
 const (
 	attrValue = iota // current value, written back by the owner each iteration
 	attrInbox        // target of direct remote updates, the identity between iterations
@@ -30,11 +30,11 @@ func AttrBytes() []int { return []int{8, 8, 8} }
 // and the regions of the update coordinator.
 type Store struct {
 	// Out is the out-adjacency and the attributes.
-	Out *csr.Layout
+	Out *dmstore.Layout
 	// In is the in-adjacency (each list sorted by source, segments by
 	// source chunk), for the pull on directed graphs; nil when the graph is
 	// symmetric (out-lists are in-lists) or the engine does not pull.
-	In   *csr.Layout
+	In   *dmstore.Layout
 	mb   *update.Mailboxes // dmg mode
 	bits []verbs.Addr      // dmg mode: each chunk's frontier bitmap
 	tri  *triRegions       // dmg mode, triangle kernels: the oriented lists
@@ -123,7 +123,7 @@ func Reserve(c StoreConfig) uint64 {
 
 // NewStore places the engine's regions after the last of the layouts (in
 // when non-nil, else out) and returns the store.
-func NewStore(out, in *csr.Layout, c StoreConfig) (*Store, error) {
+func NewStore(out, in *dmstore.Layout, c StoreConfig) (*Store, error) {
 	last := out
 	if in != nil {
 		last = in
@@ -138,7 +138,7 @@ func NewStore(out, in *csr.Layout, c StoreConfig) (*Store, error) {
 // NewStoreAt places the engine's regions at start[m] on each MN m (a
 // job's own extents of a served pool, which the graph's layouts do not
 // reach) and returns the store.
-func NewStoreAt(out, in *csr.Layout, c StoreConfig, start []uint64) (*Store, error) {
+func NewStoreAt(out, in *dmstore.Layout, c StoreConfig, start []uint64) (*Store, error) {
 	m, err := parseMode(c.Mode)
 	if err != nil {
 		return nil, err

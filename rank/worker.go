@@ -7,7 +7,7 @@ import (
 
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/balance"
-	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/dmstore"
 	"github.com/dmg-hpc/dmg/update"
 	"github.com/dmg-hpc/dmg/verbs"
 )
@@ -122,7 +122,7 @@ func (s span) at(i int) uint32 {
 type adj struct {
 	v    uint32
 	deg  uint32 // the list's length
-	kind csr.EntryKind
+	kind dmstore.EntryKind
 	addr verbs.Addr // first edge record of an out-of-place list
 	// segs are the list's segment lengths per chunk; nil means cut dst at
 	// the chunk bounds (in-place entries, the baselines' plain lists).
@@ -162,7 +162,7 @@ func (wk *worker) fetchSeg(a *adj, k int, n uint32) (fetch, byRef bool) {
 	if a.in || a.need&needPush == 0 {
 		return false, false
 	}
-	if e.it.refrd && n >= e.cfg.RefRDMin && a.kind == csr.OutOfPlace {
+	if e.it.refrd && n >= e.cfg.RefRDMin && a.kind == dmstore.OutOfPlace {
 		return false, true
 	}
 	return true, false

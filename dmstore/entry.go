@@ -1,4 +1,4 @@
-package csr
+package dmstore
 
 import (
 	"encoding/binary"

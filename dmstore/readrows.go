@@ -1,7 +1,8 @@
-package csr
+package dmstore
 
 import (
 	"encoding/binary"
+	"github.com/dmg-hpc/dmg/csr"
 	"math"
 
 	"github.com/pkg/errors"
@@ -19,11 +20,11 @@ const readGroupBytes = 16 << 20
 // batch's out-of-place lists lie together on one MN (Batch.EdgeOff), so
 // it reads each batch whole, its index entries and its lists, in two
 // READs, several batches per flush, and cuts the lists out of the copy.
-func (l *Layout) ReadRows(ep verbs.Endpoint, lo, hi uint32) (*Graph, error) {
+func (l *Layout) ReadRows(ep verbs.Endpoint, lo, hi uint32) (*csr.Graph, error) {
 	if l.Config.Naive {
 		return l.readRowsEach(ep, lo, hi)
 	}
-	g := &Graph{N: l.N, Offsets: make([]uint64, uint64(l.N)+1), Directed: true}
+	g := &csr.Graph{N: l.N, Offsets: make([]uint64, uint64(l.N)+1), Directed: true}
 	if l.Weighted {
 		g.Weights = []float64{}
 	}
@@ -83,7 +84,7 @@ func (l *Layout) ReadRows(ep verbs.Endpoint, lo, hi uint32) (*Graph, error) {
 
 // decodeBatch appends the rows of batch b's vertices to g from its index
 // entries and its edge region (read from global address region).
-func (l *Layout) decodeBatch(g *Graph, b Batch, idx, edges []byte, region uint64) error {
+func (l *Layout) decodeBatch(g *csr.Graph, b Batch, idx, edges []byte, region uint64) error {
 	rec := l.Codec.RecordBytes()
 	segs := make([]uint32, l.NumChunks())
 	var e Entry

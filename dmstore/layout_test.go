@@ -1,9 +1,11 @@
-package csr
+package dmstore
 
 import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/dmg-hpc/dmg/csr"
 	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/dmg-hpc/dmg/verbs"
 	"github.com/dmg-hpc/dmg/verbs/memfab"
@@ -28,8 +31,8 @@ func evenBounds(n uint32, c int) []uint32 {
 
 // hubGraph: vertex 0 points at everyone (an overflow table for many
 // chunks), vertex 1 has a few edges, the rest a ring.
-func hubGraph(t testing.TB, n uint32, weighted bool) *Graph {
-	el := &EdgeList{N: n, Directed: true}
+func hubGraph(t testing.TB, n uint32, weighted bool) *csr.Graph {
+	el := &csr.EdgeList{N: n, Directed: true}
 	for v := uint32(1); v < n; v++ {
 		el.Src = append(el.Src, 0, v)
 		el.Dst = append(el.Dst, v, (v+1)%n)
@@ -38,7 +41,7 @@ func hubGraph(t testing.TB, n uint32, weighted bool) *Graph {
 		el.Src = append(el.Src, 1)
 		el.Dst = append(el.Dst, v*7%n)
 	}
-	g, err := Build(el, Options{Weighted: weighted, Seed: 3})
+	g, err := csr.Build(el, csr.Options{Weighted: weighted, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +147,7 @@ func TestPlan(t *testing.T) {
 // checkBaseShift checks that a base (uneven over the MNs, unaligned but
 // for MN 0) shifts l, the layout of g without a base, and changes nothing
 // else.
-func checkBaseShift(t *testing.T, g *Graph, l *Layout) {
+func checkBaseShift(t *testing.T, g *csr.Graph, l *Layout) {
 	t.Helper()
 	cfg := l.Config
 	cfg.Base = make([]uint64, cfg.NumMN)
@@ -243,7 +246,7 @@ func errorsAs(err error, ce **CapacityError) bool {
 }
 
 func TestPlanBalance(t *testing.T) {
-	g, _, err := Open("kron:14", Options{Seed: 1})
+	g, _, err := csr.Open("kron:14", csr.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +318,7 @@ func poolSizes(net verbs.Network) []uint64 {
 
 // runLoad lays g out over roles, loads it with every CN and reads it
 // back on CN 0.
-func runLoad(t *testing.T, g *Graph, roles spmd.Roles, cfg LayoutConfig) (*Graph, *LoadReport) {
+func runLoad(t *testing.T, g *csr.Graph, roles spmd.Roles, cfg LayoutConfig) (*csr.Graph, *LoadReport) {
 	t.Helper()
 	cfg.NumMN = roles.MN
 	cfg.Bounds = evenBounds(g.N, roles.CN)
@@ -324,7 +327,7 @@ func runLoad(t *testing.T, g *Graph, roles spmd.Roles, cfg LayoutConfig) (*Graph
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	var back *Graph
+	var back *csr.Graph
 	total := &LoadReport{}
 	var progressCalls int
 	onFabric(t, roles, plan.Needed(), func(w *spmd.World, net verbs.Network, eps []verbs.Endpoint) error {
@@ -372,7 +375,7 @@ func runLoad(t *testing.T, g *Graph, roles spmd.Roles, cfg LayoutConfig) (*Graph
 
 // checkReadBack checks that the rows [lo, hi) of back, a graph read back
 // from DM, are those of want, weights as float32.
-func checkReadBack(t *testing.T, back, want *Graph, lo, hi uint32) {
+func checkReadBack(t *testing.T, back, want *csr.Graph, lo, hi uint32) {
 	t.Helper()
 	if back.N != want.N || (back.Weights == nil) != (want.Weights == nil) {
 		t.Fatalf("read back %d vertices, weighted %v; want %d, %v", back.N, back.Weights != nil, want.N, want.Weights != nil)
@@ -393,16 +396,16 @@ func checkReadBack(t *testing.T, back, want *Graph, lo, hi uint32) {
 }
 
 func TestLoadRoundTrip(t *testing.T) {
-	kron, _, err := Open("kron:9:8", Options{Seed: 4, Weighted: true})
+	kron, _, err := csr.Open("kron:9:8", csr.Options{Seed: 4, Weighted: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	kronU, _, _ := Open("kron:9:8", Options{Seed: 4, Undirected: true})
+	kronU, _, _ := csr.Open("kron:9:8", csr.Options{Seed: 4, Undirected: true})
 	hub := hubGraph(t, 700, true)
-	empty := &Graph{N: 0, Offsets: []uint64{0}, Directed: true}
+	empty := &csr.Graph{N: 0, Offsets: []uint64{0}, Directed: true}
 	tests := []struct {
 		name  string
-		g     *Graph
+		g     *csr.Graph
 		roles spmd.Roles
 		cfg   LayoutConfig
 	}{
@@ -433,26 +436,30 @@ func TestLoadRoundTrip(t *testing.T) {
 // (an overflow table for many chunks in the out- and in-adjacency), the
 // rest a ring; written as a directed .bel in dir.
 func fanGraph(t *testing.T, dir string, n uint32) string {
-	el := &EdgeList{N: n, Directed: true}
+	el := &csr.EdgeList{N: n, Directed: true}
 	for v := uint32(1); v < n; v++ {
 		el.Src = append(el.Src, 0, v, v)
 		el.Dst = append(el.Dst, v, 1, (v+1)%n)
 	}
-	g, err := Build(el, Options{Weighted: true, Seed: 7})
+	g, err := csr.Build(el, csr.Options{Weighted: true, Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := WriteBinary(&buf, g, BinaryOptions{}); err != nil {
+	if err := csr.WriteBinary(&buf, g, csr.BinaryOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	return writeFile(t, dir, "fan.bel", buf.String())
+	p := filepath.Join(dir, "fan.bel")
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // shareCase is a graph read in shares and laid out over roles.
 type shareCase struct {
 	name, spec string
-	opts       Options
+	opts       csr.Options
 	roles      spmd.Roles
 	cfg        LayoutConfig
 }
@@ -464,15 +471,15 @@ type shareCase struct {
 func TestLoadOutIn(t *testing.T) {
 	fan := fanGraph(t, t.TempDir(), 700)
 	tests := []shareCase{
-		{"kron-w-c2m2", "kron:9:8", Options{Seed: 4, Weighted: true}, spmd.Roles{CN: 2, MN: 2}, LayoutConfig{}},
-		{"kron-c3m2-e64", "kron:9:8", Options{Seed: 5}, spmd.Roles{CN: 3, MN: 2}, LayoutConfig{EntrySize: 64, BatchVertices: 100, Granule: 1024}},
-		{"fan-c5m2-e16", fan, Options{}, spmd.Roles{CN: 5, MN: 2}, LayoutConfig{EntrySize: 16, BatchVertices: 64}},
-		{"fan-noinplace-c2m3", fan, Options{}, spmd.Roles{CN: 2, MN: 3}, LayoutConfig{NoInPlace: true, BatchVertices: 50}},
-		{"kron-naive", "kron:9:8", Options{Seed: 4, Weighted: true}, spmd.Roles{CN: 2, MN: 2}, LayoutConfig{Naive: true, BatchVertices: 50}},
+		{"kron-w-c2m2", "kron:9:8", csr.Options{Seed: 4, Weighted: true}, spmd.Roles{CN: 2, MN: 2}, LayoutConfig{}},
+		{"kron-c3m2-e64", "kron:9:8", csr.Options{Seed: 5}, spmd.Roles{CN: 3, MN: 2}, LayoutConfig{EntrySize: 64, BatchVertices: 100, Granule: 1024}},
+		{"fan-c5m2-e16", fan, csr.Options{}, spmd.Roles{CN: 5, MN: 2}, LayoutConfig{EntrySize: 16, BatchVertices: 64}},
+		{"fan-noinplace-c2m3", fan, csr.Options{}, spmd.Roles{CN: 2, MN: 3}, LayoutConfig{NoInPlace: true, BatchVertices: 50}},
+		{"kron-naive", "kron:9:8", csr.Options{Seed: 4, Weighted: true}, spmd.Roles{CN: 2, MN: 2}, LayoutConfig{Naive: true, BatchVertices: 50}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			full, _, err := Open(tc.spec, tc.opts)
+			full, _, err := csr.Open(tc.spec, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -481,11 +488,11 @@ func TestLoadOutIn(t *testing.T) {
 			outCfg.NumMN, outCfg.Bounds, outCfg.AttrBytes = tc.roles.MN, evenBounds(full.N, C), []int{8}
 			inCfg := outCfg
 			inCfg.AttrBytes, inCfg.Reserve = nil, 1000
-			shares := make([]*Share, C)
+			shares := make([]*csr.Share, C)
 			outSizes, inSizes := make([]ChunkSizes, C), make([]ChunkSizes, C)
 			var outEdges, inEdges uint64
 			for k := range shares {
-				sh, _, err := OpenShareWith(tc.spec, tc.opts, ShareOptions{In: true}, func([]uint64) (uint32, uint32, error) {
+				sh, _, err := csr.OpenShareWith(tc.spec, tc.opts, csr.ShareOptions{In: true}, func([]uint64) (uint32, uint32, error) {
 					return outCfg.Bounds[k], outCfg.Bounds[k+1], nil
 				})
 				if err != nil {
@@ -526,7 +533,7 @@ func TestLoadOutIn(t *testing.T) {
 				t.Errorf("%d out- and %d in-lists with an overflow table; want both > 0", out.Overflow, in.Overflow)
 			}
 			var mu sync.Mutex
-			var backOut, backIn *Graph
+			var backOut, backIn *csr.Graph
 			var loaded LoadReport
 			onFabric(t, tc.roles, in.Needed(), func(w *spmd.World, net verbs.Network, eps []verbs.Endpoint) error {
 				if err := in.CheckCapacity(poolSizes(net)); err != nil {
@@ -535,7 +542,7 @@ func TestLoadOutIn(t *testing.T) {
 				sh := shares[w.Index]
 				for _, x := range []struct {
 					l *Layout
-					g *Graph
+					g *csr.Graph
 				}{{out, sh.Graph}, {in, sh.In}} {
 					rep, err := x.l.Load(x.g, w.Index, eps, LoadOptions{})
 					if err != nil {
@@ -574,7 +581,7 @@ func TestLoadOutIn(t *testing.T) {
 					t.Fatalf("share %d starts at %d", k, sh.Lo)
 				}
 			}
-			checkReadBack(t, backIn, transpose(full), 0, full.N)
+			checkReadBack(t, backIn, full.Transpose(), 0, full.N)
 		})
 	}
 }
@@ -616,7 +623,7 @@ func checkEntryRegions(l *Layout, ep verbs.Endpoint) error {
 
 func TestDegrees(t *testing.T) {
 	g := hubGraph(t, 100, false)
-	s := Degrees(g)
+	s := csr.Degrees(g)
 	if s.Max != 99 || s.Min != 1 || s.Median != 1 || s.Zero != 0 {
 		t.Errorf("%+v", s)
 	}
@@ -632,21 +639,21 @@ func TestDegrees(t *testing.T) {
 	}
 }
 
-// A windowed share (ShareOptions.RowBytes a quarter of its rows or
+// A windowed share (csr.ShareOptions.RowBytes a quarter of its rows or
 // less) measures, plans, loads and reads back window by window exactly
 // as the share built whole: the same sizes, layouts, meta and rows in DM.
 func TestLoadWindowed(t *testing.T) {
 	fan := fanGraph(t, t.TempDir(), 700)
 	tests := []shareCase{
-		{"kron-w-c2m2", "kron:9:8", Options{Seed: 4, Weighted: true}, spmd.Roles{CN: 2, MN: 2}, LayoutConfig{BatchVertices: 16}},
-		{"kron-u-c3m2-e64", "kron:9:8", Options{Seed: 5, Undirected: true}, spmd.Roles{CN: 3, MN: 2}, LayoutConfig{EntrySize: 64, BatchVertices: 10}},
-		{"fan-c2m2-e16", fan, Options{}, spmd.Roles{CN: 2, MN: 2}, LayoutConfig{EntrySize: 16, BatchVertices: 8}},
-		{"kron-naive-c1m2", "kron:9:8", Options{Seed: 4, Weighted: true}, spmd.Roles{CN: 1, MN: 2}, LayoutConfig{Naive: true, BatchVertices: 50}},
+		{"kron-w-c2m2", "kron:9:8", csr.Options{Seed: 4, Weighted: true}, spmd.Roles{CN: 2, MN: 2}, LayoutConfig{BatchVertices: 16}},
+		{"kron-u-c3m2-e64", "kron:9:8", csr.Options{Seed: 5, Undirected: true}, spmd.Roles{CN: 3, MN: 2}, LayoutConfig{EntrySize: 64, BatchVertices: 10}},
+		{"fan-c2m2-e16", fan, csr.Options{}, spmd.Roles{CN: 2, MN: 2}, LayoutConfig{EntrySize: 16, BatchVertices: 8}},
+		{"kron-naive-c1m2", "kron:9:8", csr.Options{Seed: 4, Weighted: true}, spmd.Roles{CN: 1, MN: 2}, LayoutConfig{Naive: true, BatchVertices: 50}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			C := tc.roles.CN
-			full, _, err := Open(tc.spec, tc.opts)
+			full, _, err := csr.Open(tc.spec, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -654,16 +661,16 @@ func TestLoadWindowed(t *testing.T) {
 			outCfg.NumMN, outCfg.Bounds, outCfg.AttrBytes = tc.roles.MN, evenBounds(full.N, C), []int{8}
 			inCfg := outCfg
 			inCfg.AttrBytes, inCfg.Naive = nil, false
-			whole, win := make([]*Share, C), make([]*Share, C)
-			metas := make([]*Meta, C) // the whole shares'
+			whole, win := make([]*csr.Share, C), make([]*csr.Share, C)
+			metas := make([]*csr.Meta, C) // the whole shares'
 
 			var plans [2][2]*Layout // [whole, windowed][out, in]
-			for i, shares := range [][]*Share{whole, win} {
+			for i, shares := range [][]*csr.Share{whole, win} {
 				outSizes, inSizes := make([]ChunkSizes, C), make([]ChunkSizes, C)
 				var edges uint64
 				for k := range shares {
 					part := func(deg []uint64) (uint32, uint32, error) { return outCfg.Bounds[k], outCfg.Bounds[k+1], nil }
-					so := ShareOptions{In: true, Align: uint32(tc.cfg.BatchVertices)}
+					so := csr.ShareOptions{In: true, Align: uint32(tc.cfg.BatchVertices)}
 					if i == 1 {
 						sh := whole[k]
 						rows := int64(sh.Graph.NumEdges()) * 4
@@ -672,12 +679,12 @@ func TestLoadWindowed(t *testing.T) {
 						}
 						so.RowBytes = rows / 4
 					}
-					sh, meta, err := OpenShareWith(tc.spec, tc.opts, so, part)
+					sh, meta, err := csr.OpenShareWith(tc.spec, tc.opts, so, part)
 					if err != nil {
 						t.Fatal(err)
 					}
 					var windows int
-					if err := sh.Windows(func(g, in *Graph, lo, hi uint32) error {
+					if err := sh.Windows(func(g, in *csr.Graph, lo, hi uint32) error {
 						windows++
 						s, err := SizeRange(g, outCfg, k, lo, hi)
 						outSizes[k].Add(s)
@@ -729,12 +736,12 @@ func TestLoadWindowed(t *testing.T) {
 			if in == nil {
 				last = out
 			}
-			var backOut, backIn *Graph
+			var backOut, backIn *csr.Graph
 			onFabric(t, tc.roles, last.Needed(), func(w *spmd.World, net verbs.Network, eps []verbs.Endpoint) error {
 				sh := win[w.Index]
 				var done LoadProgress
 				var los []uint32
-				if err := sh.Windows(func(g, gin *Graph, lo, hi uint32) error {
+				if err := sh.Windows(func(g, gin *csr.Graph, lo, hi uint32) error {
 					if los = append(los, lo); len(los) == 1 && hi != sh.Hi {
 						t.Errorf("the second sweep starts with window [%d, %d), not the last one the first built", lo, hi)
 					}
@@ -781,7 +788,7 @@ func TestLoadWindowed(t *testing.T) {
 
 // A window that does not fall on the layout's batches is refused.
 func TestLoadWindowUnaligned(t *testing.T) {
-	g, _, err := Open("kron:8:4", Options{Seed: 1})
+	g, _, err := csr.Open("kron:8:4", csr.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

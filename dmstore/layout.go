@@ -1,7 +1,8 @@
-package csr
+package dmstore
 
 import (
 	"fmt"
+	"github.com/dmg-hpc/dmg/csr"
 	"math"
 	"slices"
 	"strings"
@@ -194,7 +195,7 @@ type Layout struct {
 // Plan lays g out according to cfg. It is pure and deterministic; it uses
 // a few goroutines for the per-vertex pass. It is SizeChunk for every
 // chunk, then PlanSizes.
-func Plan(g *Graph, cfg LayoutConfig) (*Layout, error) {
+func Plan(g *csr.Graph, cfg LayoutConfig) (*Layout, error) {
 	cfg.EnsureDefaults()
 	if err := cfg.Validate(g.N); err != nil {
 		return nil, err
@@ -254,7 +255,7 @@ func (cfg *LayoutConfig) batchBounds(k int) [][2]uint32 {
 
 // SizeChunk measures chunk k of g for the layout of cfg. It reads only the
 // edges of chunk k's vertices, so g may hold just those (a CN's share).
-func SizeChunk(g *Graph, cfg LayoutConfig, k int) (ChunkSizes, error) {
+func SizeChunk(g *csr.Graph, cfg LayoutConfig, k int) (ChunkSizes, error) {
 	return SizeRange(g, cfg, k, 0, math.MaxUint32)
 }
 
@@ -262,7 +263,7 @@ func SizeChunk(g *Graph, cfg LayoutConfig, k int) (ChunkSizes, error) {
 // so g may hold just their rows (a window of a share, Share.Windows):
 // the sizes of a chunk's windows add up (ChunkSizes.Add) to its
 // SizeChunk.
-func SizeRange(g *Graph, cfg LayoutConfig, k int, wlo, whi uint32) (ChunkSizes, error) {
+func SizeRange(g *csr.Graph, cfg LayoutConfig, k int, wlo, whi uint32) (ChunkSizes, error) {
 	cfg.EnsureDefaults()
 	if err := cfg.Validate(g.N); err != nil {
 		return ChunkSizes{}, err
@@ -280,7 +281,7 @@ func SizeRange(g *Graph, cfg LayoutConfig, k int, wlo, whi uint32) (ChunkSizes, 
 	out := ChunkSizes{EdgeBytes: make([]uint64, len(batches))}
 	var mu sync.Mutex
 	var firstErr error
-	parallelFor(4, len(batches), func(lo, hi int) {
+	csr.ParallelFor(4, len(batches), func(lo, hi int) {
 		segs := make([]uint32, C)
 		var ip, of uint64
 		for i := lo; i < hi; i++ {
@@ -532,4 +533,26 @@ func (l *Layout) CheckCapacity(available []uint64) error {
 		}
 	}
 	return nil
+}
+
+// InPlaceShare is the fraction of vertices stored in place.
+func (l *Layout) InPlaceShare() float64 {
+	if l.N == 0 {
+		return 0
+	}
+	return float64(l.InPlace) / float64(l.N)
+}
+
+// Imbalance is max/mean of the bytes the MNs hold of the layout, from
+// Start to End (1 is perfect).
+func (l *Layout) Imbalance() float64 {
+	var sum, mx uint64
+	for _, u := range l.MN {
+		sum += u.End - u.Start
+		mx = max(mx, u.End-u.Start)
+	}
+	if sum == 0 {
+		return 1
+	}
+	return float64(mx) * float64(len(l.MN)) / float64(sum)
 }

@@ -1,7 +1,8 @@
-package csr
+package dmstore
 
 import (
 	"encoding/binary"
+	"github.com/dmg-hpc/dmg/csr"
 	"math"
 	"slices"
 	"sync"
@@ -88,7 +89,7 @@ func (r *LoadReport) Merge(o *LoadReport) {
 // whole graph. g may be the whole graph or the CN's share (OpenShare), or
 // its in-edges (Share.In) for a layout of the reverse adjacency: only
 // chunk cn's rows are read. Call CheckCapacity first.
-func (l *Layout) Load(g *Graph, cn int, eps []verbs.Endpoint, opts LoadOptions) (*LoadReport, error) {
+func (l *Layout) Load(g *csr.Graph, cn int, eps []verbs.Endpoint, opts LoadOptions) (*LoadReport, error) {
 	if cn < 0 || cn >= l.NumChunks() {
 		return nil, errors.Errorf("csr: CN %d has no chunk; expected 0..%d", cn, l.NumChunks()-1)
 	}
@@ -194,7 +195,7 @@ func (l *Layout) indexBytes(b Batch) uint64 {
 
 type loadWorker struct {
 	l      *Layout
-	g      *Graph
+	g      *csr.Graph
 	ep     verbs.Endpoint
 	idx    []byte
 	ebuf   []byte
@@ -338,12 +339,12 @@ func grow(b []byte, n int) []byte {
 // ReadGraph reads the whole graph back from DM through ep and rebuilds it
 // (without external ids; weights come back as float32 values). It is the
 // loader's verifier: slow, simple, one batch at a time.
-func (l *Layout) ReadGraph(ep verbs.Endpoint) (*Graph, error) { return l.ReadRows(ep, 0, l.N) }
+func (l *Layout) ReadGraph(ep verbs.Endpoint) (*csr.Graph, error) { return l.ReadRows(ep, 0, l.N) }
 
 // readRowsEach is ReadRows one list at a time: a READ per out-of-place
 // list (the naive layout's).
-func (l *Layout) readRowsEach(ep verbs.Endpoint, lo, hi uint32) (*Graph, error) {
-	g := &Graph{N: l.N, Offsets: make([]uint64, uint64(l.N)+1), Directed: true}
+func (l *Layout) readRowsEach(ep verbs.Endpoint, lo, hi uint32) (*csr.Graph, error) {
+	g := &csr.Graph{N: l.N, Offsets: make([]uint64, uint64(l.N)+1), Directed: true}
 	if l.Weighted {
 		g.Weights = []float64{}
 	}
