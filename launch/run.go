@@ -43,8 +43,6 @@ type runFlags struct {
 	iterations  int
 	damping     float64
 	workers     int
-	inflight    int
-	batch       int
 	mnMem       string
 	loadMem     string
 	fabric      string
@@ -55,32 +53,23 @@ type runFlags struct {
 	seed        uint64
 	undirected  bool
 	weighted    bool
-	dense       float64
-	pull        float64
 	alpha       float64
 	nic         string
-	mode        string
 	noInPlace   bool
-	refrdMin    uint32
-	sparseValRD uint32
-	remotePull  bool
-	valuePull   float64
 	mergeGap    string
-	refrdPuller bool
-	valrdApply  string
 	entrySize   int
-	hubDegree   uint64
 	noStage     bool
 	poolFile    string
 	name        string
 	wait        time.Duration
 	fs          *pflag.FlagSet
-	// ablate holds the ablation switches (rank.AllAblations), copied into
-	// the engine's configuration.
-	ablate rank.Config
+	// engine holds the engine's knobs and ablation switches
+	// (rank.AllAblations), bound to their flags with rank.Defaults' values.
+	engine rank.Config
 }
 
 func (r *runFlags) register(fs *pflag.FlagSet) {
+	d := rank.Defaults()
 	r.fs = fs
 	fs.StringVar(&r.algo, "algo", "", "algorithm: "+strings.Join(algo.Names(), ", "))
 	fs.StringVar(&r.graph, "graph", DefaultGraph, "graph: a file (.properties of LDBC Graphalytics, SNAP .txt, .el, .wel, .mtx, binary; .gz read transparently) or a generator kron:SCALE[:EF], uniform:N:M")
@@ -90,8 +79,8 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&r.iterations, "iterations", 0, "iterations of PageRank (default: the properties, else 20) and CDLP (the properties, else 10)")
 	fs.Float64Var(&r.damping, "damping", 0, "PageRank damping factor (default: the properties, else 0.85)")
 	fs.IntVar(&r.workers, "workers", 0, "worker goroutines per compute node (default: its host's cores shared among the compute nodes on the host)")
-	fs.IntVar(&r.inflight, "inflight", 1, "goroutines per worker, each with its own endpoint, keeping several batches in flight (raise it on fabrics with µs latency)")
-	fs.IntVar(&r.batch, "batch", 1024, "vertices per task claimed by a worker (at most one loading batch)")
+	fs.IntVar(&r.engine.Inflight, "inflight", d.Inflight, "goroutines per worker, each with its own endpoint, keeping several batches in flight (raise it on fabrics with µs latency)")
+	fs.IntVar(&r.engine.Batch, "batch", d.Batch, "vertices per task claimed by a worker (at most one loading batch)")
 	fs.StringVar(&r.mnMem, "mn-mem", "", "pool size of each memory node, e.g. 8GiB (default: what the graph and mailboxes need plus 64 KiB)")
 	fs.StringVar(&r.loadMem, "load-mem", "1GiB", "a compute node's loading memory: it keeps up to `SIZE` of a text edge list's or Graphalytics graph's parsed edges (8 B per edge, 16 with weights) from its first pass for the later ones, which otherwise parse the input again, or in a staged read of a text edge list read them from the memory nodes, where the CN spills them (0 keeps nothing), and builds its share's rows (4 B per edge, 12 with weights) whole if they fit SIZE (at least 1MiB), else window by window, each window costing two more passes over the input")
 	fs.BoolVar(&r.noStage, "no-stage", false, "every compute node parses the whole text edge list, instead of each its byte range with the edges meeting their owners in staging memory on the memory nodes (with 2 or more compute nodes)")
@@ -103,22 +92,22 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.Uint64Var(&r.seed, "seed", 1, "seed of the generators and synthetic weights")
 	fs.BoolVar(&r.undirected, "undirected", false, "treat the input as undirected (store every edge both ways)")
 	fs.BoolVar(&r.weighted, "weighted", false, "load edge weights (inputs without weights get deterministic synthetic weights in (0,1]); SSSP implies it")
-	fs.Float64Var(&r.dense, "dense-threshold", 20, "an iteration is dense when its active edges exceed |E|/`D`")
-	fs.Float64Var(&r.pull, "pull-threshold", 1.5, "a dense iteration gathers its local candidates at the destination (pull) when its active edges exceed |E|/`P`, else pushes them")
+	fs.Float64Var(&r.engine.DenseDivisor, "dense-threshold", d.DenseDivisor, "an iteration is dense when its active edges exceed |E|/`D`")
+	fs.Float64Var(&r.engine.PullDivisor, "pull-threshold", d.PullDivisor, "a dense iteration gathers its local candidates at the destination (pull) when its active edges exceed |E|/`P`, else pushes them")
 	fs.StringVar(&r.nic, "nic-profile", verbs.DefaultProfile.Name, "cost model that projects the counted operations to the hardware: a profile name (cx5-100g, an RDMA NIC; cxl-x16, a CXL pool) or lat=2us,iops=35M,qpiops=10M,bw=12.5GB/s")
-	fs.StringVar(&r.mode, "mode", rank.ModeDMG, "engine: dmg (the design), naive (plain CSR on DM, per-vertex reads, remote atomics) or famgraph (whole index and attributes on every CN)")
+	fs.StringVar(&r.engine.Mode, "mode", d.Mode, "engine: dmg (the design), naive (plain CSR on DM, per-vertex reads, remote atomics) or famgraph (whole index and attributes on every CN)")
 	fs.BoolVar(&r.noInPlace, "no-inplace", false, "ablation: store every edge list out of place")
 	for _, a := range rank.AllAblations() {
-		fs.BoolVar(a.Field(&r.ablate), a.Flag, false, a.Usage)
+		fs.BoolVar(a.Field(&r.engine), a.Flag, false, a.Usage)
 	}
-	fs.Uint32Var(&r.refrdMin, "refrd-min", 256, "RefRD: segments of at least `T` edges for another CN are sent by reference")
-	fs.Uint32Var(&r.sparseValRD, "sparse-valrd-min", 0, "sparse iterations: segments of at least `T` edges for another CN are sent by value (ValRD pairs) instead of by remote CAS (default: 1 on shm and tcp, whose memory nodes' CPUs execute remote atomics; 32 on RDMA NICs and cxl)")
-	fs.BoolVar(&r.remotePull, "remote-pull", false, "dense iterations with most edges active: every CN also pulls for the other CNs' vertices (Gemini's dense mode) instead of sending its segments for them by RefRD/ValRD")
-	fs.Float64Var(&r.valuePull, "value-pull-threshold", 3, "a dense iteration takes the value pull when its active edges exceed |E|/`V`")
+	fs.Uint32Var(&r.engine.RefRDMin, "refrd-min", d.RefRDMin, "RefRD: segments of at least `T` edges for another CN are sent by reference")
+	fs.Uint32Var(&r.engine.SparseValRDMin, "sparse-valrd-min", 0, "sparse iterations: segments of at least `T` edges for another CN are sent by value (ValRD pairs) instead of by remote CAS (default: 1 on shm and tcp, whose memory nodes' CPUs execute remote atomics; 32 on RDMA NICs and cxl)")
+	fs.BoolVar(&r.engine.RemotePull, "remote-pull", false, "dense iterations with most edges active: every CN also pulls for the other CNs' vertices (Gemini's dense mode) instead of sending its segments for them by RefRD/ValRD")
+	fs.Float64Var(&r.engine.ValuePullDivisor, "value-pull-threshold", d.ValuePullDivisor, "a dense iteration takes the value pull when its active edges exceed |E|/`V`")
 	fs.StringVar(&r.mergeGap, "merge-gap", "auto", "reads at most `SIZE` apart are merged into one (auto: the fabric's break-even, 16KiB on shm, 64KiB on tcp, 2KiB on RDMA NICs)")
-	fs.BoolVar(&r.refrdPuller, "refrd-puller", false, "RefRD: a goroutine per CN drains its mailbox while the push runs (pays when a CN has a core to spare)")
-	fs.StringVar(&r.valrdApply, "valrd-apply", "auto", "who applies ValRD pairs: cn (the owner CN), mn (the MN holding the mailbox) or auto (try both, keep the faster per pair)")
-	fs.Uint64Var(&r.hubDegree, "hub-degree", 0, "vertices with more out-edges are split into edge-range tasks of at most `D` edges (default: max(1024, chunk edges/(16·goroutines)))")
+	fs.BoolVar(&r.engine.RefRDPuller, "refrd-puller", false, "RefRD: a goroutine per CN drains its mailbox while the push runs (pays when a CN has a core to spare)")
+	fs.StringVar(&r.engine.ValRDApply, "valrd-apply", d.ValRDApply, "who applies ValRD pairs: cn (the owner CN), mn (the MN holding the mailbox) or auto (try both, keep the faster per pair)")
+	fs.Uint64Var(&r.engine.HubDegree, "hub-degree", 0, "vertices with more out-edges are split into edge-range tasks of at most `D` edges (default: max(1024, chunk edges/(16·goroutines)))")
 	fs.IntVar(&r.entrySize, "entry-size", 32, "index entry bytes: 16, 32 or 64")
 	fs.StringVar(&r.poolFile, "pool-file", "", "work on the pool a `dmg serve` job serves (its pool file `PATH`): load stores the graph there under --name, run computes on the graph of that name without reading it; the job then holds compute nodes alone (--roles cn:C)")
 	fs.StringVar(&r.name, "name", "", "with --pool-file: the graph's `NAME` in the pool")
@@ -156,8 +145,8 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 	}
 	// Each worker goroutine holds an endpoint and its buffers, on every
 	// compute node of this host.
-	senders := sizes.Product(uint64(workers), uint64(r.inflight), uint64(j.HostCNs()))
-	if err := sizes.This().Check(fmt.Sprintf("--workers %d × --inflight %d on %d compute node(s) of this host (%d goroutines with an endpoint each)", workers, r.inflight, j.HostCNs(), senders), senders, sizes.BytesPerSender); err != nil {
+	senders := sizes.Product(uint64(workers), uint64(r.engine.Inflight), uint64(j.HostCNs()))
+	if err := sizes.This().Check(fmt.Sprintf("--workers %d × --inflight %d on %d compute node(s) of this host (%d goroutines with an endpoint each)", workers, r.engine.Inflight, j.HostCNs(), senders), senders, sizes.BytesPerSender); err != nil {
 		return job.Config{}, BadInput(err)
 	}
 	source, err := r.sourceID()
@@ -170,14 +159,11 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 		Source:     source,
 		HasSource:  r.fs.Changed("source"),
 		Iterations: r.iterations, Damping: r.damping, Alpha: r.alpha,
-		Engine: rank.Config{Workers: workers, Inflight: r.inflight, Batch: r.batch, DenseDivisor: r.dense, PullDivisor: r.pull, ValuePullDivisor: r.valuePull, Sync: j.Sync, Logf: j.Logf,
-			Mode: r.mode, RefRDMin: r.refrdMin, SparseValRDMin: r.sparseValRD, RemotePull: r.remotePull, RefRDPuller: r.refrdPuller, ValRDApply: r.valrdApply, HubDegree: r.hubDegree},
+		Engine: r.engine,
 		Layout: dmstore.LayoutConfig{EntrySize: r.entrySize, NoInPlace: r.noInPlace},
 	}
-	for _, a := range rank.AllAblations() {
-		*a.Field(&cfg.Engine) = *a.Field(&r.ablate)
-	}
-	if r.mode != rank.ModeDMG && r.noInPlace {
+	cfg.Engine.Workers, cfg.Engine.Sync, cfg.Engine.Logf = workers, j.Sync, j.Logf
+	if r.engine.Mode != rank.ModeDMG && r.noInPlace {
 		return cfg, BadInputf("launch: --no-inplace applies to --mode dmg only")
 	}
 	if r.entrySize != 16 && r.entrySize != 32 && r.entrySize != 64 {
@@ -315,17 +301,17 @@ func (r *runFlags) check() error {
 		val  any
 		want string
 	}{
-		{r.batch < 1, "--batch", r.batch, "at least 1 vertex per task"},
+		{r.engine.Batch < 1, "--batch", r.engine.Batch, "at least 1 vertex per task"},
 		{r.workers < 0, "--workers", r.workers, "0 (the host's cores) or more"},
-		{r.inflight < 1, "--inflight", r.inflight, "at least 1"},
+		{r.engine.Inflight < 1, "--inflight", r.engine.Inflight, "at least 1"},
 		{r.timeout <= 0, "--timeout", r.timeout, "a positive duration such as 10s"},
 		{r.peerTimeout < 0 || r.peerTimeout > 0 && r.peerTimeout < minPeerTimeout, "--peer-timeout", r.peerTimeout, "0 (no watch) or at least " + minPeerTimeout.String() + " (peers beat every 500 ms)"},
 		{set("iterations") && r.iterations < 1, "--iterations", r.iterations, "at least 1 (leave it out for the properties' count, else 20 for PageRank, 10 for CDLP)"},
 		{!finite(r.damping) || set("damping") && (r.damping < 0 || r.damping > 1), "--damping", r.damping, "a number from 0 to 1"},
 		{!finite(r.alpha) || r.alpha < 0 || r.alpha > maxAlpha, "--alpha", r.alpha, "a number from 0 to 1e9 (0: 8·(CNs−1))"},
-		{!finite(r.dense) || r.dense <= 0, "--dense-threshold", r.dense, "a finite number > 0"},
-		{!finite(r.pull) || r.pull <= 0, "--pull-threshold", r.pull, "a finite number > 0"},
-		{!finite(r.valuePull) || r.valuePull <= 0, "--value-pull-threshold", r.valuePull, "a finite number > 0"},
+		{!finite(r.engine.DenseDivisor) || r.engine.DenseDivisor <= 0, "--dense-threshold", r.engine.DenseDivisor, "a finite number > 0"},
+		{!finite(r.engine.PullDivisor) || r.engine.PullDivisor <= 0, "--pull-threshold", r.engine.PullDivisor, "a finite number > 0"},
+		{!finite(r.engine.ValuePullDivisor) || r.engine.ValuePullDivisor <= 0, "--value-pull-threshold", r.engine.ValuePullDivisor, "a finite number > 0"},
 		{set("mn-mem") && zeroSize(r.mnMem), "--mn-mem", r.mnMem, "a size above 0 (leave it out for what the graph needs)"},
 		{set("wait") && r.poolFile == "", "--wait", r.wait, "--pool-file too (--wait is how long to wait for another job's hold on a served graph)"},
 	} {

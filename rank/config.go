@@ -134,6 +134,14 @@ type Config struct {
 	Profile verbs.Profile
 }
 
+// Defaults is the zero Config with its defaults filled in: the one place
+// the command line takes its flags' default values from.
+func Defaults() Config {
+	var c Config
+	c.EnsureDefaults()
+	return c
+}
+
 // EnsureDefaults fills zero fields.
 func (c *Config) EnsureDefaults() {
 	if c.Mode == "" {
