@@ -13,19 +13,12 @@ import (
 	"github.com/dmg-hpc/dmg/csr"
 )
 
-// TC is the vertex program. The engine's triangle operator (Spec.
-// Triangles) gives each vertex the arcs between its neighbours, as it
-// does for LCC; in an undirected graph each edge between two neighbours
-// is two arcs, and closes one triangle through v.
-type TC struct{}
-
-func (TC) Spec() Spec {
-	return Spec{Reduce: Sum, Iterations: TriangleIterations, AllActive: true, Triangles: true}
-}
-
-func (TC) Init(_, _ uint32) (uint64, bool) { return 0, true }
-
-func (TC) Contribution(uint64, uint32) uint64 { return 0 }
+// TC is the vertex program: LCC's (its spec, start and contributions:
+// the engine's triangle operator, Spec.Triangles, gives each vertex the
+// arcs between its neighbours), with its own last step. In an undirected
+// graph each edge between two neighbours is two arcs, and closes one
+// triangle through v.
+type TC struct{ LCC }
 
 // Update keeps what the operator hands over until the arcs between the
 // neighbours, which it halves.

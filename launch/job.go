@@ -140,12 +140,6 @@ func (j *Job) Logf(format string, args ...any) {
 	fmt.Fprintf(j.Err, "[%6.2fs rank %d %s%d] %s\n", time.Since(j.Start).Seconds(), j.Rank(), j.Role, j.Index, fmt.Sprintf(format, args...))
 }
 
-// stalled ends the job for a peer that has stopped moving (job.Config.
-// Stalled): one line, then every rank is aborted. The watchers of several
-// ranks may see it at once: rank 0 prints at once, the others only after
-// stallDefer (plus a tenth of a second per rank, lowest first), by which
-// time rank 0's abort has normally taken them. A second per rank was too
-// short on a loaded machine: CI saw rank 1's line as well as rank 0's.
 // note tells the operator, from whichever rank, what it did on its own
 // (a serve job's MN that took its lock back from a dead client): a line
 // on stderr, whatever the verbosity.
@@ -155,6 +149,12 @@ func (j *Job) note(msg string) {
 	fmt.Fprintf(j.Err, "dmg: %s\n", msg)
 }
 
+// stalled ends the job for a peer that has stopped moving (job.Config.
+// Stalled): one line, then every rank is aborted. The watchers of several
+// ranks may see it at once: rank 0 prints at once, the others only after
+// stallDefer (plus a tenth of a second per rank, lowest first), by which
+// time rank 0's abort has normally taken them. A second per rank was too
+// short on a loaded machine: CI saw rank 1's line as well as rank 0's.
 func (j *Job) stalled(msg string) {
 	var delay time.Duration
 	if r := j.Rank(); r > 0 {

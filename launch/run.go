@@ -187,6 +187,9 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 	}
 	if r.mnMem != "" {
 		b, err := sizeFlag("mn-mem", r.mnMem, "8GiB", verbs.MaxOffset+1)
+		if err == nil && b == 0 {
+			err = BadInputf("launch: --mn-mem %s; expected a size above 0 (leave it out for what the graph needs)", r.mnMem)
+		}
 		if err != nil {
 			return cfg, err
 		}
@@ -312,7 +315,6 @@ func (r *runFlags) check() error {
 		{!finite(r.engine.DenseDivisor) || r.engine.DenseDivisor <= 0, "--dense-threshold", r.engine.DenseDivisor, "a finite number > 0"},
 		{!finite(r.engine.PullDivisor) || r.engine.PullDivisor <= 0, "--pull-threshold", r.engine.PullDivisor, "a finite number > 0"},
 		{!finite(r.engine.ValuePullDivisor) || r.engine.ValuePullDivisor <= 0, "--value-pull-threshold", r.engine.ValuePullDivisor, "a finite number > 0"},
-		{set("mn-mem") && zeroSize(r.mnMem), "--mn-mem", r.mnMem, "a size above 0 (leave it out for what the graph needs)"},
 		{set("wait") && r.poolFile == "", "--wait", r.wait, "--pool-file too (--wait is how long to wait for another job's hold on a served graph)"},
 	} {
 		if c.bad {
@@ -323,12 +325,6 @@ func (r *runFlags) check() error {
 		return BadInputf("launch: --source %s; %s has no source vertex (bfs and sssp have one)", r.source, a.Name)
 	}
 	return checkCxlDir(r.cxlDir)
-}
-
-// zeroSize says whether a size flag's value is zero (0, 0B, 0GiB).
-func zeroSize(v string) bool {
-	b, err := humanize.ParseBytes(strings.TrimSpace(v))
-	return err == nil && b == 0
 }
 
 // checkPools refuses pools that a host cannot hold: every rank learns

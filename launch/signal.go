@@ -82,20 +82,20 @@ const signalLinger = undoGrace + 150*time.Millisecond
 // host the sayer may take longer than signalLinger to say it.
 const sayerWait = 3 * time.Second
 
-// waitSayer returns once the rank that says why the job ends is gone, if
-// it runs on host and is not me, or after limit.
+// waitSayer returns once the rank that says why the job ends (rank 0,
+// or rank 1 when rank 0's process is gone) has exited, when it runs on
+// host and is not me, or after limit.
 func waitSayer(me int, host string, peers []rankInfo, limit time.Duration) {
-	for _, p := range peers {
-		if p.Rank < 0 || p.Rank > 1 || p.Rank == me || p.Host != host || p.PID <= 0 {
-			continue
-		}
-		if p.Rank == 0 && gone(p.PID) {
-			continue // rank 1 says it
-		}
-		for end := time.Now().Add(limit); !gone(p.PID) && time.Now().Before(end); {
-			time.Sleep(5 * time.Millisecond)
-		}
+	sayer := 0
+	if rankGone(host, peers, 0) {
+		sayer = 1
+	}
+	pid := localPID(host, peers, sayer)
+	if sayer == me || pid == 0 {
 		return
+	}
+	for end := time.Now().Add(limit); !gone(pid) && time.Now().Before(end); {
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -107,14 +107,20 @@ func newInterrupt(stderr io.Writer, mu *sync.Mutex, start time.Time, print bool)
 	return in
 }
 
-// rankGone says whether world rank r runs on host and its process is gone.
-func rankGone(host string, peers []rankInfo, r int) bool {
+// localPID is world rank r's pid if it runs on host, else 0.
+func localPID(host string, peers []rankInfo, r int) int {
 	for _, p := range peers {
 		if p.Rank == r && p.Host == host && p.PID > 0 {
-			return gone(p.PID)
+			return p.PID
 		}
 	}
-	return false
+	return 0
+}
+
+// rankGone says whether world rank r runs on host and its process is gone.
+func rankGone(host string, peers []rankInfo, r int) bool {
+	pid := localPID(host, peers, r)
+	return pid > 0 && gone(pid)
 }
 
 // deadPeers names the ranks on this host whose process is gone.

@@ -70,8 +70,9 @@ func (n *Network) reclaimLoop(stop <-chan struct{}, done chan<- struct{}) {
 			continue
 		}
 		cs := clients(maps, os.Getpid(), verbs.Dead)
-		n.unlockDead(cs) // unlock.go
-		if progressStuck(time.Duration(C.dmg_mn_inside(n.mn))) {
+		inside := time.Duration(C.dmg_mn_inside(n.mn))
+		n.unlockDead(inside, cs) // unlock.go
+		if progressStuck(inside) {
 			continue // keep the dead mapped: they tell a dead holder of the lock
 		}
 		now := map[string]bool{}

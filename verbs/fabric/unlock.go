@@ -50,9 +50,8 @@ func unlockNeeded(inside time.Duration, locked, dead int) bool {
 func progressStuck(inside time.Duration) bool { return inside >= lockStuckAfter/2 }
 
 // unlockDead frees this MN's region lock if unlockNeeded says so, given
-// the clients it maps.
-func (n *Network) unlockDead(cs []client) {
-	inside := time.Duration(C.dmg_mn_inside(n.mn))
+// how long its progress has been inside one call and the clients it maps.
+func (n *Network) unlockDead(inside time.Duration, cs []client) {
 	if !progressStuck(inside) {
 		return
 	}
