@@ -37,6 +37,9 @@ const (
 	// KindTC is triangle counting (not a Graphalytics algorithm; GAPBS's
 	// tc): a count per vertex, compared exactly.
 	KindTC
+	// KindBC is betweenness centrality (not a Graphalytics algorithm;
+	// GAPBS's bc): a score per vertex, compared within the tolerance.
+	KindBC
 )
 
 func (k Kind) String() string {
@@ -55,22 +58,24 @@ func (k Kind) String() string {
 		return "LCC"
 	case KindTC:
 		return "TC"
+	case KindBC:
+		return "BC"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
 
-func (k Kind) valid() bool { return k >= KindBFS && k <= KindTC }
+func (k Kind) valid() bool { return k >= KindBFS && k <= KindBC }
 
 // isFloat reports whether the kind's values are floats (compared within a
 // tolerance) rather than integers (compared exactly).
-func (k Kind) isFloat() bool { return k == KindPR || k == KindSSSP || k == KindLCC }
+func (k Kind) isFloat() bool { return k == KindPR || k == KindSSSP || k == KindLCC || k == KindBC }
 
 // isLabel reports whether the kind's values are vertex labels, which may be
 // any 64-bit integer, signed or unsigned.
 func (k Kind) isLabel() bool { return k == KindWCC || k == KindCDLP }
 
 // ParseKind parses an algorithm name, case-insensitively: bfs, pr (or
-// pagerank), wcc, sssp, cdlp, lcc, tc.
+// pagerank), wcc, sssp, cdlp, lcc, tc, bc.
 func ParseKind(s string) (Kind, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "bfs":
@@ -87,8 +92,10 @@ func ParseKind(s string) (Kind, error) {
 		return KindLCC, nil
 	case "tc":
 		return KindTC, nil
+	case "bc":
+		return KindBC, nil
 	}
-	return 0, errors.Errorf("algo: unknown algorithm %q, want one of bfs, pr (pagerank), wcc, sssp, cdlp, lcc, tc", s)
+	return 0, errors.Errorf("algo: unknown algorithm %q, want one of bfs, pr (pagerank), wcc, sssp, cdlp, lcc, tc, bc", s)
 }
 
 // ValidationTolerance is the Graphalytics relative tolerance for PR, LCC and

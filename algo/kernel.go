@@ -126,6 +126,15 @@ type Spec struct {
 	// engine's room for its oriented lists. The engine requires Reduce =
 	// Sum on integers, AllActive and Iterations = TriangleIterations.
 	Triangles bool
+	// EveryVertex says Update must see every vertex in every iteration
+	// (Identity for one that received no candidate): the engine runs every
+	// iteration dense, however few vertices are active. Brandes' backward
+	// sweep needs it, where a vertex whose turn has come may receive
+	// nothing.
+	EveryVertex bool
+	// Continue says the program is a later phase of a Phased kernel: Init
+	// finds in vals each vertex's value at the end of the previous phase.
+	Continue bool
 }
 
 // The iterations of a Triangles kernel.
@@ -210,6 +219,24 @@ type Program interface {
 	Contributions(vals []uint64, degs []uint32, out []uint64)
 	// Update sets next[i] from acc[i] and old[i].
 	Update(acc, old, next []uint64, it *Iteration)
+}
+
+// Phased is a kernel that runs as a sequence of programs, each a run of
+// the engine over the same graph (betweenness centrality: a count of
+// shortest paths from a source, then a sweep back by depth, per source).
+// The Phased value is itself the first phase's program. Every rank calls
+// Next after each phase with the number of iterations it ran, which every
+// rank knows alike, so they agree on the next phase; vals are the phase's
+// final values on the rank that gathers them (world rank 0), nil
+// elsewhere. A later phase's Spec sets Continue.
+type Phased interface {
+	Program
+	// Next is the program of the next phase, or nil when the kernel is
+	// done; an error (the same on every rank) ends the run.
+	Next(iters int, vals []uint64) (Program, error)
+	// Result is the kernel's value words after its last phase, on the
+	// rank that was given vals.
+	Result() []uint64
 }
 
 // Words adapts a typed kernel to the engine: the ranges of words are the

@@ -21,6 +21,7 @@ func Algorithms() []Algorithm {
 		cdlpAlgorithm(),
 		lccAlgorithm(),
 		tcAlgorithm(),
+		bcAlgorithm(),
 	}
 }
 
@@ -37,6 +38,8 @@ type Algorithm struct {
 	// the Graphalytics property that names it (via csr.Meta).
 	Source         bool
 	SourceProperty func(m *csr.Meta) (ext uint64, ok bool)
+	// Sources says the kernel takes a list of sources (Params.Sources).
+	Sources bool
 	// Symmetric and Weighted say how the graph must be read;
 	// NonNegativeWeights that a negative weight is bad input.
 	Symmetric, Weighted, NonNegativeWeights bool
@@ -65,10 +68,22 @@ type Algorithm struct {
 type Params struct {
 	// Source is the dense id of the source vertex (Algorithm.Source).
 	Source uint32
+	// Sources are the dense ids of every source when a kernel that takes
+	// several (Algorithm.Sources) was given several; nil means Source
+	// alone.
+	Sources []uint32
 	// Iterations bounds iterative kernels (Algorithm.Iterative).
 	Iterations int
 	// Damping is PageRank's damping factor.
 	Damping float64
+}
+
+// AllSources is Sources, or Source alone.
+func (p Params) AllSources() []uint32 {
+	if len(p.Sources) > 0 {
+		return p.Sources
+	}
+	return []uint32{p.Source}
 }
 
 // Lookup finds an algorithm by name or alias, case-insensitively.

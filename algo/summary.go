@@ -47,7 +47,7 @@ func Summarize(o *Output) Summary {
 	n := max(len(o.Ints), len(o.Floats))
 	var s Summary
 	switch o.Kind {
-	case KindPR, KindLCC:
+	case KindPR, KindLCC, KindBC:
 		// One pass keeping the best topN, first seen first among equals.
 		idx := make([]int, 0, topN+1)
 		for i, x := range o.Floats {

@@ -48,17 +48,7 @@ func ReferenceTC(g *csr.Graph) []uint64 {
 	if checkGraph(g) != nil {
 		return nil
 	}
-	adj := make([]map[uint32]bool, g.N)
-	for v := range g.N {
-		adj[v] = map[uint32]bool{}
-	}
-	for u := range g.N {
-		for _, w := range g.Neighbors(u) {
-			if u != w {
-				adj[u][w], adj[w][u] = true, true
-			}
-		}
-	}
+	adj := undirectedSimple(g)
 	tc := make([]uint64, g.N)
 	for u := range g.N {
 		for w := range adj[u] {

@@ -232,7 +232,7 @@ func (x *execution) settle() error {
 			return err
 		}
 		out.Algorithm, out.Params = x.alg, x.shape.Spec.Params
-		out.SourceID, out.SourceFrom = x.shape.Spec.SourceID, x.shape.Spec.SourceFrom
+		out.SourceID, out.SourceIDs, out.SourceFrom = x.shape.Spec.SourceID, x.shape.Spec.SourceIDs, x.shape.Spec.SourceFrom
 		s := x.alg.New(out.Params).Spec()
 		x.shape.Multiset, x.shape.Triangles = s.Reduce == algo.Multiset, s.Triangles
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"reflect"
 	"time"
 
 	"github.com/pkg/errors"
@@ -28,11 +29,11 @@ type Config struct {
 	Kernel *algo.Algorithm
 	Graph  string
 	Csr    csr.Options
-	// Source is the external id of the source vertex of kernels that have
-	// one; HasSource says whether it was given (else the Graphalytics
-	// properties, else the vertex with the most out-edges).
-	Source    uint64
-	HasSource bool
+	// Sources are the external ids of the source vertices of kernels that
+	// have one (several for those that take several, algo.Algorithm.Sources);
+	// none given: the Graphalytics properties', else the vertex with the
+	// most out-edges.
+	Sources []uint64
 	// Iterations and Damping (PageRank); 0 takes the properties' or the
 	// kernel's defaults.
 	Iterations int
@@ -99,6 +100,7 @@ type Outcome struct {
 	// chosen ("--source", "properties", "most out-edges"; kernels with a
 	// source only).
 	SourceID   uint64
+	SourceIDs  []uint64 // every source's, when there are several
 	SourceFrom string
 	Meta       *csr.Meta // on the CNs (the MNs do not read the graph)
 	Vertices   uint64
@@ -340,6 +342,7 @@ type programSpec struct {
 	Algo       string // the algorithm's name, or "load"
 	Params     algo.Params
 	SourceID   uint64
+	SourceIDs  []uint64 // every source's, when there are several
 	SourceFrom string
 }
 
@@ -367,7 +370,7 @@ func shareShape(w *spmd.World, mine programSpec, sh *csr.Share, f *chunkFacts, m
 	if err != nil {
 		return jobShape{}, err
 	}
-	if w.Role == spmd.CN && spec != mine {
+	if w.Role == spmd.CN && !reflect.DeepEqual(spec, mine) {
 		return jobShape{}, errors.Errorf("job: CN %d read a different graph than CN 0 (program %+v against %+v; different inputs on different nodes?)", w.Index, mine, spec)
 	}
 	sums := []int64{0, 0, 0, 0, 0}
@@ -539,28 +542,47 @@ func resolve(cfg *Config, alg algo.Algorithm, sh vertexIDs, top uint32, meta *cs
 	if !alg.Source {
 		return spec, nil
 	}
-	ext, from := cfg.Source, "--source"
-	has := cfg.HasSource
-	if !has && alg.SourceProperty != nil {
-		if ext, has = alg.SourceProperty(meta); has {
-			from = "properties"
-		}
+	if len(cfg.Sources) > 1 && !alg.Sources {
+		return programSpec{}, &rank.ParamError{Msg: fmt.Sprintf("--source names %d vertices; %s takes one", len(cfg.Sources), alg.Name)}
 	}
-	if !has {
-		best := top
-		id, err := sh.ExternalID(best)
-		spec.Params.Source, spec.SourceID, spec.SourceFrom = best, id, "most out-edges"
+	if len(cfg.Sources) == 0 {
+		if ext, has := sourceProperty(alg, meta); has {
+			return spec, resolveSources(&spec, cfg, sh, []uint64{ext}, "properties")
+		}
+		id, err := sh.ExternalID(top)
+		spec.Params.Source, spec.SourceID, spec.SourceFrom = top, id, "most out-edges"
 		return spec, err
 	}
-	v, ok, err := sh.DenseID(ext)
-	if err != nil {
-		return programSpec{}, err
+	return spec, resolveSources(&spec, cfg, sh, cfg.Sources, "--source")
+}
+
+// sourceProperty is the source the Graphalytics properties name for alg.
+func sourceProperty(alg algo.Algorithm, meta *csr.Meta) (uint64, bool) {
+	if alg.SourceProperty == nil || meta == nil {
+		return 0, false
 	}
-	if !ok {
-		return programSpec{}, &rank.ParamError{Msg: fmt.Sprintf("source vertex %d is not a vertex of %s", ext, cfg.Graph)}
+	return alg.SourceProperty(meta)
+}
+
+// resolveSources sets spec's sources from their external ids: the first
+// is Params.Source and SourceID; several are Params.Sources too.
+func resolveSources(spec *programSpec, cfg *Config, sh vertexIDs, exts []uint64, from string) error {
+	dense := make([]uint32, len(exts))
+	for i, ext := range exts {
+		v, ok, err := sh.DenseID(ext)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return &rank.ParamError{Msg: fmt.Sprintf("source vertex %d is not a vertex of %s", ext, cfg.Graph)}
+		}
+		dense[i] = v
 	}
-	spec.Params.Source, spec.SourceID, spec.SourceFrom = v, ext, from
-	return spec, nil
+	spec.Params.Source, spec.SourceID, spec.SourceFrom = dense[0], exts[0], from
+	if len(dense) > 1 {
+		spec.Params.Sources, spec.SourceIDs = dense, exts
+	}
+	return nil
 }
 
 // vertexIDs maps dense to external ids and back: a share's, or a

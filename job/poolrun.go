@@ -144,7 +144,7 @@ func runOnPool(w *spmd.World, cfg Config) (*Outcome, error) {
 		return nil, agree(err)
 	}
 	shape.Senders = int(senders[0])
-	out.Params, out.SourceID, out.SourceFrom = shape.Spec.Params, shape.Spec.SourceID, shape.Spec.SourceFrom
+	out.Params, out.SourceID, out.SourceIDs, out.SourceFrom = shape.Spec.Params, shape.Spec.SourceID, shape.Spec.SourceIDs, shape.Spec.SourceFrom
 	s := alg.New(out.Params).Spec()
 	shape.Multiset, shape.Triangles = s.Reduce == algo.Multiset, s.Triangles
 	out.Vertices, out.Edges = shape.Vertices, shape.Edges

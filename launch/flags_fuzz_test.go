@@ -28,7 +28,7 @@ func FuzzRunFlags(f *testing.F) {
 		}
 		err := r.check()
 		if err == nil {
-			_, err = r.sourceID()
+			_, err = r.sourceIDs()
 		}
 		if err == nil {
 			return

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/launch"
 	"github.com/dmg-hpc/dmg/sizes"
 	"github.com/dmg-hpc/dmg/spmd/mpitest"
@@ -139,6 +140,15 @@ func TestHostileBadInput(t *testing.T) {
 		{"source of a kernel without one", func(string) []string {
 			return []string{"--local", "--roles", "cn:1,mn:1", "run", "--algo", "wcc", "--graph", "kron:6", "--source", "3"}
 		}, "wcc has no source vertex"},
+		{"several sources for bfs", func(string) []string {
+			return []string{"--local", "--roles", "cn:1,mn:1", "run", "--algo", "bfs", "--graph", "kron:6", "--source", "3,4"}
+		}, "--source names 2 vertices; bfs takes one"},
+		{"a source list with a word", func(string) []string {
+			return []string{"--local", "--roles", "cn:1,mn:1", "run", "--algo", "bc", "--graph", "kron:6", "--source", "3,x"}
+		}, `"x" is not a vertex id`},
+		{"a source list with a missing vertex", func(string) []string {
+			return []string{"--local", "--roles", "cn:1,mn:1", "run", "--algo", "bc", "--graph", "kron:6", "--source", "3,99999"}
+		}, "source vertex 99999 is not a vertex of kron:6"},
 		{"a network fabric in one process", func(string) []string { return local("--fabric", "tcp") }, "--fabric tcp with --local"},
 		{"an empty edge list", func(d string) []string {
 			os.WriteFile(filepath.Join(d, "empty.el"), nil, 0o644)
@@ -412,7 +422,7 @@ func TestHostileFlagsUnderMpirun(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(seed, 0))
 	pick := func(v []string) string { return v[rng.IntN(len(v))] }
-	algos := []string{"bfs", "pagerank", "wcc", "sssp", "cdlp", "lcc", "tc"}
+	algos := algo.Names()
 	dir := t.TempDir()
 	exits := map[int]int{}
 	defer func() { t.Logf("seed %d, %d cases: exits %v", seed, cases*2, exits) }()

@@ -75,7 +75,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&r.graph, "graph", DefaultGraph, "graph: a file (.properties of LDBC Graphalytics, SNAP .txt, .el, .wel, .mtx, binary; .gz read transparently) or a generator kron:SCALE[:EF], uniform:N:M")
 	fs.StringVar(&r.out, "out", "", "write the vertex results to `FILE` in Graphalytics format (id value)")
 	fs.BoolVar(&r.verify, "verify", false, "check the result with the serial verifier on rank 0; a mismatch fails the run")
-	fs.StringVar(&r.source, "source", "", "BFS/SSSP source vertex: its external `ID`, any 64-bit unsigned integer (default: the Graphalytics properties, else the vertex with the most out-edges)")
+	fs.StringVar(&r.source, "source", "", "BFS/SSSP/BC source vertex: its external `ID`, any 64-bit unsigned integer; BC takes several, comma-separated (default: the Graphalytics properties' BFS source, else the vertex with the most out-edges)")
 	fs.IntVar(&r.iterations, "iterations", 0, "iterations of PageRank (default: the properties, else 20) and CDLP (the properties, else 10)")
 	fs.Float64Var(&r.damping, "damping", 0, "PageRank damping factor (default: the properties, else 0.85)")
 	fs.IntVar(&r.workers, "workers", 0, "worker goroutines per compute node (default: its host's cores shared among the compute nodes on the host)")
@@ -149,15 +149,14 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 	if err := sizes.This().Check(fmt.Sprintf("--workers %d × --inflight %d on %d compute node(s) of this host (%d goroutines with an endpoint each)", workers, r.engine.Inflight, j.HostCNs(), senders), senders, sizes.BytesPerSender); err != nil {
 		return job.Config{}, BadInput(err)
 	}
-	source, err := r.sourceID()
+	sources, err := r.sourceIDs()
 	if err != nil {
 		return job.Config{}, err
 	}
 	cfg := job.Config{
 		Algo: r.algo, Graph: r.graph, KeepGraph: r.verify,
 		Csr:        csr.Options{Seed: r.seed, Undirected: r.undirected, Weighted: r.weighted},
-		Source:     source,
-		HasSource:  r.fs.Changed("source"),
+		Sources:    sources,
 		Iterations: r.iterations, Damping: r.damping, Alpha: r.alpha,
 		Engine: r.engine,
 		Layout: dmstore.LayoutConfig{EntrySize: r.entrySize, NoInPlace: r.noInPlace},
@@ -281,16 +280,21 @@ func (r *runFlags) setRoles(opts *Options) error {
 	return nil
 }
 
-// sourceID is --source as a vertex id (0 when not given).
-func (r *runFlags) sourceID() (uint64, error) {
+// sourceIDs are --source's vertex ids, comma-separated (none when not
+// given).
+func (r *runFlags) sourceIDs() ([]uint64, error) {
 	if !r.fs.Changed("source") {
-		return 0, nil
+		return nil, nil
 	}
-	id, err := strconv.ParseUint(r.source, 10, 64)
-	if err != nil {
-		return 0, BadInputf("launch: --source %q is not a vertex id; expected an integer from 0 to %d", r.source, uint64(math.MaxUint64))
+	var ids []uint64
+	for _, f := range strings.Split(r.source, ",") {
+		id, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			return nil, BadInputf("launch: --source %q: %q is not a vertex id; expected integers from 0 to %d, comma-separated", r.source, f, uint64(math.MaxUint64))
+		}
+		ids = append(ids, id)
 	}
-	return id, nil
+	return ids, nil
 }
 
 // check checks every numeric flag on its own, so the message names the one
@@ -322,7 +326,7 @@ func (r *runFlags) check() error {
 		}
 	}
 	if a, err := algo.Lookup(r.algo); err == nil && set("source") && !a.Source {
-		return BadInputf("launch: --source %s; %s has no source vertex (bfs and sssp have one)", r.source, a.Name)
+		return BadInputf("launch: --source %s; %s has no source vertex (bfs, sssp and bc have one)", r.source, a.Name)
 	}
 	return checkCxlDir(r.cxlDir)
 }
@@ -561,17 +565,21 @@ type verbsReport struct {
 
 // parameters are the algorithm's parameters in effect.
 type parameters struct {
-	Source     *uint64 `json:"source,omitempty"` // external id
-	SourceFrom string  `json:"source_from,omitempty"`
-	Iterations int     `json:"iterations,omitempty"`
-	Damping    float64 `json:"damping,omitempty"`
-	Seed       uint64  `json:"seed"` // of the generators and synthetic weights
+	Source     *uint64  `json:"source,omitempty"`  // external id
+	Sources    []uint64 `json:"sources,omitempty"` // every source's, when there are several
+	SourceFrom string   `json:"source_from,omitempty"`
+	Iterations int      `json:"iterations,omitempty"`
+	Damping    float64  `json:"damping,omitempty"`
+	Seed       uint64   `json:"seed"` // of the generators and synthetic weights
 }
 
 // String is the parameters for humans.
 func (p parameters) String() string {
 	var b []string
-	if p.Source != nil {
+	switch {
+	case len(p.Sources) > 1:
+		b = append(b, fmt.Sprintf("%d sources from %d (%s)", len(p.Sources), *p.Source, p.SourceFrom))
+	case p.Source != nil:
 		b = append(b, fmt.Sprintf("source %d (%s)", *p.Source, p.SourceFrom))
 	}
 	if p.Iterations > 0 {
@@ -584,7 +592,7 @@ func newRunReport(j *Job, out *job.Outcome) *runReport {
 	r := &runReport{Version: version(), Command: j.Opts.command, Algo: out.Algorithm.Name, Mode: out.Mode, Ablations: out.Ablations, Fabric: out.Provider}
 	if out.Algorithm.Source {
 		id := out.SourceID
-		r.Parameters.Source, r.Parameters.SourceFrom = &id, out.SourceFrom
+		r.Parameters.Source, r.Parameters.Sources, r.Parameters.SourceFrom = &id, out.SourceIDs, out.SourceFrom
 	}
 	r.Parameters.Iterations, r.Parameters.Damping = out.Params.Iterations, out.Params.Damping
 	r.CPUNanosPerEdge, r.CNCPUSeconds, r.MNCPUSeconds = out.Result.CPUNanosPerEdge, out.Result.CNCPUSeconds, out.Result.MNCPUSeconds

@@ -19,13 +19,19 @@ import (
 )
 
 // Each kernel on generated graphs, under mpirun over shm, agrees with its
-// serial verifier (--verify fails the run otherwise).
+// serial verifier (--verify fails the run otherwise): BC from one source
+// and from several.
 func TestKronVerified(t *testing.T) {
+	five := []string{"pagerank", "bfs", "wcc", "sssp", "lcc"}
 	for _, tc := range []struct {
 		graph string
 		extra []string
-	}{{"kron:14", nil}, {"kron:12", []string{"--weighted"}}, {"kron:14", []string{"--refrd-puller", "--refrd-min", "4"}}} {
-		for _, a := range []string{"pagerank", "bfs", "wcc", "sssp", "lcc"} {
+		algos []string
+	}{
+		{"kron:14", nil, five}, {"kron:12", []string{"--weighted"}, five}, {"kron:14", []string{"--refrd-puller", "--refrd-min", "4"}, five},
+		{"kron:12", nil, []string{"tc", "bc"}}, {"kron:12", []string{"--source", "0,3,9,4000"}, []string{"bc"}},
+	} {
+		for _, a := range tc.algos {
 			t.Run(tc.graph+"/"+a+strings.Join(tc.extra, ""), func(t *testing.T) {
 				args := append([]string{"--roles", "cn:2,mn:2", "run", "--algo", a, "--graph", tc.graph, "--verify"}, tc.extra...)
 				res := mpitest.Exec(t, 4, nil, dmgBin(t), args...)

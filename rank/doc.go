@@ -19,7 +19,11 @@
 // oriented lists live on DM, beside the graph. The workers are goroutines
 // made once per job (a gang), each with its endpoint, read merger, fetch
 // path and update coordinator (package update); no goroutine, buffer or
-// endpoint is made per iteration.
+// endpoint is made per iteration. A Phased kernel (algo.Phased: BC) is
+// several runs in turn over the same store and endpoints (Run); a later
+// phase starts from the values the last left on DM (algo.Spec.Continue,
+// read by every CN before any writes), and its iterations and counts add
+// to one Result.
 //
 // What an iteration does is decided by a policy (policy.go): a pure
 // value made once per run from the kernel, the mode's abilities, the

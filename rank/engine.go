@@ -112,6 +112,10 @@ type engine struct {
 	famIdx         []uint64
 	allVal, allAcc []uint64
 
+	// prev is what the previous phase left on DM (algo.Spec.Continue):
+	// the chunk's values, or every vertex's (famgraph).
+	prev []uint64
+
 	stats statsState
 	io    wordIO
 	mem   hugemem.Arena // the large arrays of the cache, freed by close
@@ -167,7 +171,34 @@ type laneSum struct {
 //
 // eps are this CN's endpoints, one per worker goroutine (nil on MNs), and
 // puller the RefRD puller's (nil without one); the caller closes them.
+//
+// A Phased program runs its phases in turn, each a run of the engine; the
+// result sums theirs, and its values are the kernel's.
 func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, puller verbs.Endpoint, degrees []uint32, cfg Config) (*Result, error) {
+	phased, ok := cfg.Program.(algo.Phased)
+	if !ok {
+		return runProgram(w, net, st, eps, puller, degrees, cfg)
+	}
+	total := &Result{}
+	for {
+		res, err := runProgram(w, net, st, eps, puller, degrees, cfg)
+		if err != nil {
+			return nil, err
+		}
+		total.add(res)
+		if cfg.Program, err = phased.Next(len(res.Iterations), res.Values); err != nil {
+			return nil, &ParamError{Msg: err.Error()}
+		}
+		if cfg.Program == nil {
+			total.Values = phased.Result()
+			return total, nil
+		}
+	}
+}
+
+// runProgram is one run of the engine: cfg.Program from its initial
+// values to its last iteration.
+func runProgram(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, puller verbs.Endpoint, degrees []uint32, cfg Config) (*Result, error) {
 	cfg.EnsureDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -246,6 +277,15 @@ func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, pull
 	start := time.Now()
 	e.vp = e.valuePulls()
 	e.pol = newPolicy(e)
+	if e.spec.Continue {
+		var ep verbs.Endpoint
+		if e.cn {
+			ep = eps[0]
+		}
+		if err := cfg.Sync(e.readPrevious(ep), nil); err != nil {
+			return nil, err
+		}
+	}
 	// The first boundary: every rank is set up; the first iteration's
 	// density from the initial frontier.
 	sums, err := e.boundary(e.setup(eps), true)

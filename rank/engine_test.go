@@ -38,10 +38,33 @@ import (
 // reference runs p on g serially and returns its values and the active
 // vertices of each iteration.
 func reference(g *csr.Graph, p algo.Program) ([]uint64, []uint64) {
+	phased, ok := p.(algo.Phased)
+	if !ok {
+		return referencePhase(g, p, nil)
+	}
+	var val, counts []uint64
+	for p != nil {
+		var c []uint64
+		val, c = referencePhase(g, p, val)
+		counts = append(counts, c...)
+		var err error
+		if p, err = phased.Next(len(c), val); err != nil {
+			panic(err)
+		}
+	}
+	return phased.Result(), counts
+}
+
+// referencePhase runs one program, from prev's values when it continues
+// a phase (algo.Spec.Continue).
+func referencePhase(g *csr.Graph, p algo.Program, prev []uint64) ([]uint64, []uint64) {
 	s := p.Spec()
 	n := g.N
 	val, acc, next := make([]uint64, n), make([]uint64, n), make([]uint64, n)
 	active := make([]bool, n)
+	if s.Continue {
+		copy(val, prev)
+	}
 	p.Init(0, n, val, active)
 	deg := make([]uint32, n)
 	for v := range n {
@@ -222,6 +245,7 @@ type kernelCase struct {
 	prog    algo.Program // a test kernel, run through the registry's pagerank slot
 	graph   csr.Options
 	iterate int
+	sources []uint64 // external ids (randomGraph's are 7k+3)
 }
 
 // The test kernels exercise what the registered ones do not: an integer
@@ -262,6 +286,7 @@ func kernels() []kernelCase {
 	}
 	return append(ks,
 		kernelCase{name: "lcc-undirected", algo: "lcc", graph: csr.Options{Undirected: true}},
+		kernelCase{name: "bc-sources", algo: "bc", sources: []uint64{3, 10, 17, 24}},
 		kernelCase{name: "indegree", prog: algo.Words[uint64](inDegree{})},
 		kernelCase{name: "labelhop", prog: algo.Words[uint64](labelHop{})})
 }
@@ -369,7 +394,7 @@ func expected(g *csr.Graph, p algo.Program) ([]uint64, []uint64) {
 func check(t *testing.T, path string, roles spmd.Roles, k kernelCase, v variant) {
 	t.Helper()
 	alg := k.algorithm(t)
-	cfg := job.Config{Graph: path, Csr: k.graph, Kernel: alg, Engine: v.engine, Layout: v.layout, RowBytes: v.rowBytes}
+	cfg := job.Config{Graph: path, Csr: k.graph, Kernel: alg, Engine: v.engine, Layout: v.layout, RowBytes: v.rowBytes, Sources: k.sources}
 	if why := refusal(v.engine, alg.New(algo.Params{}).Spec()); why != "" {
 		// The run is refused, as bad input, naming the reason.
 		_, err := tryJob(roles, cfg)

@@ -91,6 +91,9 @@ func (famMode) setup(e *engine) error {
 		}
 	}
 	e.allVal, e.allAcc = make([]uint64, n), make([]uint64, n)
+	if e.spec.Continue {
+		copy(e.allVal, e.prev)
+	}
 	e.prog.Init(0, n, e.allVal, make([]bool, n)) // every vertex's value, as its owner starts
 	for v := range e.allAcc {
 		e.allAcc[v] = e.op.Identity()

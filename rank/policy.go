@@ -8,8 +8,9 @@ import "strings"
 // what the last boundary told every rank (facts): the same on every rank,
 // table-tested in policy_test.go, and printed in the iteration log.
 type policy struct {
-	// The kernel (algo.Spec and its operator).
-	allActive, traversal bool
+	// The kernel (algo.Spec and its operator); everyVertex: Update sees
+	// every vertex in every iteration, so every iteration is dense.
+	allActive, traversal, everyVertex bool
 	// relaxes: a monotone Relax kernel reducing by minimum, not a
 	// traversal (its pulls may read values lowered in the same iteration).
 	relaxes bool
@@ -51,7 +52,7 @@ type facts struct {
 func newPolicy(e *engine) policy {
 	c, s := &e.cfg, e.spec
 	return policy{
-		allActive: s.AllActive, traversal: s.Traversal,
+		allActive: s.AllActive, traversal: s.Traversal, everyVertex: s.EveryVertex,
 		relaxes: s.Relax && s.Monotone && e.op.IsMin() && !s.Traversal,
 		bag:     e.bagU != nil, custom: e.edgr != nil, triangles: s.Triangles,
 		pulls:       e.mode.pulls(c, s),
@@ -73,7 +74,7 @@ func newPolicy(e *engine) policy {
 // (direct, or by mailboxes, their segments by reference or by value, and
 // who applies the values).
 func (p *policy) plan(f facts) plan {
-	dense := p.allActive || float64(f.activeE) > float64(p.edges)/p.denseDivisor
+	dense := p.allActive || p.everyVertex || float64(f.activeE) > float64(p.edges)/p.denseDivisor
 	busy := float64(f.activeE) > float64(p.edges)/p.pullDivisor
 	vbusy := p.valuePull && dense && float64(f.activeE) > float64(p.edges)/p.valuePullDivisor
 	busy = busy || vbusy

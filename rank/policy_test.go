@@ -37,6 +37,8 @@ func TestPolicyPlan(t *testing.T) {
 			plan{dense: true, pull: true, pullIn: true, remote: viaMailboxes, refrd: true, valrd: true, valrdAt: "cn"}},
 		{"no remote pull for the multiset operator; its values applied on the CN", with(func(p *policy) { *p = cdlp; p.remotePull = true }), facts{activeV: 1000, activeE: 10000, valrdAt: "mn"},
 			plan{dense: true, pull: true, pullIn: true, remote: viaMailboxes, refrd: true, valrd: true, valrdAt: "cn"}},
+		{"bc's sweep back: dense for a frontier of three, pushed", with(func(p *policy) { p.everyVertex = true }), facts{activeV: 3, activeE: 40, valrdAt: "cn"},
+			plan{dense: true, remote: viaMailboxes, refrd: true, valrd: true, valrdAt: "cn", skipIdle: true}},
 		{"bfs sparse: pushed, direct, long segments by value", bfs, facts{activeV: 3, activeE: 40},
 			plan{remote: viaDirect, sparseVal: true, sparseT: true, skipIdle: true}},
 		{"bfs dense with its candidate known: bottom-up, nothing sent", bfs, facts{activeV: 300, activeE: 4000, hasTrav: true},

@@ -49,6 +49,9 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 		e.reached = newBitmap(n)
 	}
 	active := make([]bool, n)
+	if e.spec.Continue {
+		copy(e.val, e.prevOwn())
+	}
 	e.prog.Init(e.lo, e.st.N(), e.val, active)
 	id := e.op.Identity()
 	var s laneSum
@@ -113,6 +116,30 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 		}
 	}
 	return e.mode.setup(e)
+}
+
+// readPrevious reads, for a program that continues the previous phase
+// (algo.Spec.Continue), the values that phase left on DM: the chunk's,
+// or every vertex's when the mode keeps them all (famgraph). Every rank
+// has read before any writes its new values (Run's boundary after it).
+func (e *engine) readPrevious(ep verbs.Endpoint) error {
+	if !e.cn || !e.spec.Continue {
+		return nil
+	}
+	lo, hi := e.lo, e.hi
+	if _, all := e.mode.(famMode); all {
+		lo, hi = 0, e.st.N()
+	}
+	e.prev = make([]uint64, hi-lo)
+	return e.io.read(e.st, ep, attrValue, lo, e.prev)
+}
+
+// prevOwn is the chunk's part of the previous phase's values.
+func (e *engine) prevOwn() []uint64 {
+	if uint32(len(e.prev)) == e.hi-e.lo {
+		return e.prev
+	}
+	return e.prev[e.lo:e.hi]
 }
 
 // maxMergedRead bounds a READ that joins several reads (the read mergers,

@@ -81,6 +81,33 @@ type Result struct {
 	CNCPUSeconds, MNCPUSeconds float64
 }
 
+// add appends the run of a Phased kernel's next phase to r: its
+// iterations, its sums of operations, seconds and CPU, its largest caches
+// and tails, and its values.
+func (r *Result) add(next *Result) {
+	r.Iterations = append(r.Iterations, next.Iterations...)
+	r.Values = next.Values
+	r.Verbs.Add(next.Verbs)
+	r.Local.Add(next.Local)
+	r.CacheBytes, r.MaxCacheBytes = max(r.CacheBytes, next.CacheBytes), max(r.MaxCacheBytes, next.MaxCacheBytes)
+	r.ComputeSeconds += next.ComputeSeconds
+	r.ModeledSeconds += next.ModeledSeconds
+	r.Updates.Add(next.Updates)
+	r.ValRDApply = next.ValRDApply
+	r.TailRatio = max(r.TailRatio, next.TailRatio)
+	r.Steals += next.Steals
+	r.HubDegree = next.HubDegree
+	r.CNCPUSeconds += next.CNCPUSeconds
+	r.MNCPUSeconds += next.MNCPUSeconds
+	var edges uint64
+	for _, it := range r.Iterations {
+		edges += it.ActiveEdges
+	}
+	if edges > 0 {
+		r.CPUNanosPerEdge = r.CNCPUSeconds * 1e9 / float64(edges)
+	}
+}
+
 // sums is what a boundary's all-reduce tells every rank.
 type sums struct {
 	activeV, activeE uint64
