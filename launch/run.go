@@ -289,6 +289,9 @@ func (r *runFlags) sourceIDs() ([]uint64, error) {
 	var ids []uint64
 	for _, f := range strings.Split(r.source, ",") {
 		id, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil && f == r.source {
+			return nil, BadInputf("launch: --source %q is not a vertex id; expected an integer from 0 to %d (several, comma-separated, for bc)", r.source, uint64(math.MaxUint64))
+		}
 		if err != nil {
 			return nil, BadInputf("launch: --source %q: %q is not a vertex id; expected integers from 0 to %d, comma-separated", r.source, f, uint64(math.MaxUint64))
 		}

@@ -13,6 +13,18 @@ import (
 	"github.com/dmg-hpc/dmg/verbs"
 )
 
+// mailDrain is the collaborative path's apply: the RefRD records' cursor
+// and items, and the buffers the segments and ValRD records are read into.
+type mailDrain struct {
+	refCur *update.RefCursor
+	items  []update.RefItem
+	recBuf []byte
+	segDst []uint32
+	segW   []float32
+	segOff []int
+	valBuf []byte
+}
+
 // The apply phase, after the barrier that ends every CN's sends. Each
 // worker owns a lane: a contiguous, 64-aligned range of the chunk's
 // destinations. RefRD segments and ValRD pairs are fetched cooperatively
@@ -118,8 +130,8 @@ func (e *engine) readInfo(wk *worker) error {
 	}
 	ref, val, log := binary.LittleEndian.Uint64(words[0:]), binary.LittleEndian.Uint64(words[8:]), binary.LittleEndian.Uint64(words[16:])
 	e.info.refUsed, e.info.valUsed = min(ref, mb.RefCap), min(val, mb.ValCap)
-	if e.refCur != nil {
-		e.info.refFrom = e.refCur.Position()
+	if e.mail.refCur != nil {
+		e.info.refFrom = e.mail.refCur.Position()
 		e.info.refUsed = max(e.info.refUsed, e.info.refFrom)
 	}
 	e.info.logUsed, e.info.logOver = min(log, mb.LogCap[k]), log > mb.LogCap[k]
@@ -151,8 +163,8 @@ func (e *engine) resetRegions(wk *worker) error {
 			return err
 		}
 	}
-	if e.refCur != nil {
-		e.refCur.Rewind()
+	if e.mail.refCur != nil {
+		e.mail.refCur.Rewind()
 	}
 	if e.info.valUsed > 0 && e.it.valrdAt != "mn" {
 		if err := update.Reset(wk.ep, mb.Val[k]); err != nil {
@@ -183,21 +195,21 @@ func (e *engine) drainRef(wk *worker, w int, a, b uint32) error {
 		pos += size
 		if w == 0 {
 			var err error
-			e.items, e.recBuf, err = e.refCur.Take(wk.ep, pos, size, e.recBuf, rec, math.MaxUint32>>2, e.st.N(), e.net, e.items[:0])
+			e.mail.items, e.mail.recBuf, err = e.mail.refCur.Take(wk.ep, pos, size, e.mail.recBuf, rec, math.MaxUint32>>2, e.st.N(), e.net, e.mail.items[:0])
 			if err != nil {
 				return err
 			}
-			e.segOff = e.segOff[:0]
+			e.mail.segOff = e.mail.segOff[:0]
 			off := 0
-			for _, it := range e.items {
-				e.segOff = append(e.segOff, off)
+			for _, it := range e.mail.items {
+				e.mail.segOff = append(e.mail.segOff, off)
 				off += int(it.Edges)
 			}
 		}
 		if err := e.gang.barrier(); err != nil {
 			return err
 		}
-		items := e.items
+		items := e.mail.items
 		for g0 := 0; g0 < len(items); {
 			g1, bytes := g0, 0
 			for g1 < len(items) && (g1 == g0 || bytes+int(items[g1].Edges)*rec <= groupBytes) {
@@ -228,9 +240,9 @@ func (e *engine) fetchGroup(wk *worker, w, g0, g1, bytes int) error {
 	rec := e.st.Out.Codec.RecordBytes()
 	if w == 0 {
 		edges := bytes / rec
-		e.segDst = grow(e.segDst, edges)
+		e.mail.segDst = grow(e.mail.segDst, edges)
 		if e.st.Out.Weighted {
-			e.segW = grow(e.segW, edges)
+			e.mail.segW = grow(e.mail.segW, edges)
 		}
 	}
 	if err := e.gang.barrier(); err != nil {
@@ -239,7 +251,7 @@ func (e *engine) fetchGroup(wk *worker, w, g0, g1, bytes int) error {
 	n := len(e.wks)
 	any := false
 	for i := g0 + w; i < g1; i += n {
-		it := e.items[i]
+		it := e.mail.items[i]
 		if _, err := wk.rd.ReadView(it.Seg, int(it.Edges)*rec); err != nil {
 			return err
 		}
@@ -251,14 +263,14 @@ func (e *engine) fetchGroup(wk *worker, w, g0, g1, bytes int) error {
 	if err := wk.rd.Flush(); err != nil {
 		return err
 	}
-	base := e.segOff[g0]
+	base := e.mail.segOff[g0]
 	for h, i := 0, g0+w; i < g1; h, i = h+1, i+n {
-		it := e.items[i]
-		o := e.segOff[i] - base
+		it := e.mail.items[i]
+		o := e.mail.segOff[i] - base
 		b := wk.rd.View(h)
-		dst := e.segDst[o : o+int(it.Edges)]
-		if e.segW != nil {
-			update.DecodeRecords(b, rec, true, dst[:0], e.segW[o:o])
+		dst := e.mail.segDst[o : o+int(it.Edges)]
+		if e.mail.segW != nil {
+			update.DecodeRecords(b, rec, true, dst[:0], e.mail.segW[o:o])
 		} else {
 			update.DecodeRecords(b, rec, false, dst[:0], nil)
 		}
@@ -271,18 +283,18 @@ func (e *engine) fetchGroup(wk *worker, w, g0, g1, bytes int) error {
 
 // foldGroup folds the lane [a, b) of every segment of items [g0, g1).
 func (e *engine) foldGroup(wk *worker, g0, g1 int, a, b uint32) error {
-	base := e.segOff[g0]
+	base := e.mail.segOff[g0]
 	for i := g0; i < g1; i++ {
-		it := e.items[i]
-		o := e.segOff[i] - base
-		dst := e.segDst[o : o+int(it.Edges)]
+		it := e.mail.items[i]
+		o := e.mail.segOff[i] - base
+		dst := e.mail.segDst[o : o+int(it.Edges)]
 		x, y := sortSearch(dst, a), sortSearch(dst, b)
 		if x >= y {
 			continue
 		}
 		var ws []float32
-		if e.segW != nil {
-			ws = e.segW[o+x : o+y]
+		if e.mail.segW != nil {
+			ws = e.mail.segW[o+x : o+y]
 		}
 		if e.edgr != nil {
 			wk.cands = grow(wk.cands, y-x)
@@ -290,8 +302,8 @@ func (e *engine) foldGroup(wk *worker, g0, g1 int, a, b uint32) error {
 			e.op.ScatterCands(e.acc, e.lo, dst[x:y], wk.cands)
 			continue
 		}
-		if e.bag != nil {
-			if err := e.bag.scatter(e.lo, dst[x:y], it.Val, false); err != nil {
+		if e.multi.bag != nil {
+			if err := e.multi.bag.scatter(e.lo, dst[x:y], it.Val, false); err != nil {
 				return err
 			}
 			continue
@@ -309,10 +321,10 @@ func (e *engine) drainVal(wk *worker, w int, a, b uint32) error {
 	used := e.info.valUsed / bb * bb
 	piece := max(bb, pieceBytes/bb*bb)
 	if w == 0 {
-		if n := int(min(used, piece)); cap(e.valBuf) < n {
-			e.valBuf = e.mem.Bytes(int(piece)) // once, at its bound, on huge pages
+		if n := int(min(used, piece)); cap(e.mail.valBuf) < n {
+			e.mail.valBuf = e.mem.Bytes(int(piece)) // once, at its bound, on huge pages
 		}
-		e.valBuf = e.valBuf[:min(used, piece)]
+		e.mail.valBuf = e.mail.valBuf[:min(used, piece)]
 	}
 	if err := e.gang.barrier(); err != nil {
 		return err
@@ -324,11 +336,11 @@ func (e *engine) drainVal(wk *worker, w int, a, b uint32) error {
 		blocks := size / bb
 		x, y := blocks*uint64(w)/n*bb, blocks*uint64(w+1)/n*bb
 		if y > x {
-			if err := verbs.ReadBulk(wk.ep, e.valBuf[x:y], update.Records(box, off+x)); err != nil {
+			if err := verbs.ReadBulk(wk.ep, e.mail.valBuf[x:y], update.Records(box, off+x)); err != nil {
 				return err
 			}
 			for p := x; p < y; p += bb {
-				if _, _, err := mb.ValBlockPairs(e.valBuf[p:p+bb], e.lo, e.hi, nil, nil); err != nil {
+				if _, _, err := mb.ValBlockPairs(e.mail.valBuf[p:p+bb], e.lo, e.hi, nil, nil); err != nil {
 					return errors.Wrapf(err, "rank: chunk %d", e.me)
 				}
 			}
@@ -337,12 +349,12 @@ func (e *engine) drainVal(wk *worker, w int, a, b uint32) error {
 			return err
 		}
 		for p := uint64(0); p < size; p += bb {
-			blk := e.valBuf[p : p+bb]
+			blk := e.mail.valBuf[p : p+bb]
 			// Checked by its reader; decoded again here only on machines
 			// where the pairs cannot be viewed in place.
 			dst, val := update.Pairs(blk, mb.ValBlock, min(binary.LittleEndian.Uint64(blk), mb.ValBlock), wk.pairDst, wk.pairVal)
-			if e.bag != nil {
-				if err := e.bag.pairs(e.lo, a, b, dst, val); err != nil {
+			if e.multi.bag != nil {
+				if err := e.multi.bag.pairs(e.lo, a, b, dst, val); err != nil {
 					return err
 				}
 				continue
@@ -386,9 +398,9 @@ func (e *engine) updateLane(wk *worker, w int, a, b uint32) error {
 		wk.sNext = grow(wk.sNext, len(acc))
 		next := wk.sNext
 		switch {
-		case e.bag != nil:
-			e.bag.update(e.bagU, e.lo, i0, i1, val, next, itc)
-		case e.bagU != nil: // the value pull's bags set them in the push
+		case e.multi.bag != nil:
+			e.multi.bag.update(e.multi.upd, e.lo, i0, i1, val, next, itc)
+		case e.multi.upd != nil: // the value pull's bags set them in the push
 			copy(next, acc)
 		default:
 			e.prog.Update(acc, val, next, itc)
@@ -414,7 +426,7 @@ func (e *engine) updateLane(wk *worker, w int, a, b uint32) error {
 			}
 		}
 		e.prog.Contributions(val, deg, e.contrib[i0:i1])
-		if !all && !e.bounded {
+		if !all && !e.vpl.bounded {
 			for j := range val {
 				if !e.front.bits.has(i0 + uint32(j)) {
 					e.contrib[i0+uint32(j)] = id
@@ -439,12 +451,12 @@ func (e *engine) gatherTouched(wk *worker) error {
 	e.touched = e.touched[:0]
 	if n := e.info.logUsed; n > 0 {
 		box := e.st.mb.Log[e.me]
-		e.recBuf = grow(e.recBuf, int(n))
-		if err := verbs.ReadBulk(wk.ep, e.recBuf, update.Records(box, 0)); err != nil {
+		e.mail.recBuf = grow(e.mail.recBuf, int(n))
+		if err := verbs.ReadBulk(wk.ep, e.mail.recBuf, update.Records(box, 0)); err != nil {
 			return err
 		}
 		var err error
-		if e.touched, err = update.DecodeLog(e.recBuf, e.lo, e.hi, e.touched); err != nil {
+		if e.touched, err = update.DecodeLog(e.mail.recBuf, e.lo, e.hi, e.touched); err != nil {
 			return err
 		}
 		slices.Sort(e.touched)
@@ -574,7 +586,7 @@ func (e *engine) applySparse(wk *worker, w int) error {
 // the frontier (of every vertex when they bound the values: bounded).
 func (e *engine) nextSparseFrontier(wk *worker) error {
 	id := e.op.Identity()
-	if !e.bounded {
+	if !e.vpl.bounded {
 		for _, v := range e.oldFront {
 			e.contrib[v-e.lo] = id
 		}

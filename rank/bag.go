@@ -8,6 +8,13 @@ import (
 	"github.com/dmg-hpc/dmg/algo"
 )
 
+// multiset is a Multiset kernel's state: its UpdateBag and, on a CN, the
+// bags that take the place of the accumulators.
+type multiset struct {
+	upd algo.BagUpdater
+	bag *bag
+}
+
 // bag is the accumulator of a Multiset kernel (algo.Multiset): every
 // candidate sent to each vertex of the chunk in one iteration, kept whole
 // for the kernel's UpdateBag. Vertex i's candidates are

@@ -33,10 +33,7 @@ type engine struct {
 	spec  algo.Spec
 	op    reduce.Op
 	edgr  algo.Edger // Custom edge maps only
-	// Multiset kernels: the kernel's UpdateBag and, on a CN, the bags
-	// that take the place of the accumulators.
-	bagU algo.BagUpdater
-	bag  *bag
+	multi multiset   // Multiset kernels
 
 	cn     bool
 	me     int // CN index
@@ -60,58 +57,26 @@ type engine struct {
 	pol    policy         // chooses each iteration's plan
 	it     plan
 
-	// Per-iteration state of the apply.
+	// Per-iteration state of the apply: what worker 0 read of the
+	// chunk's regions, the mailboxes' drain, the sparse apply's vertices.
 	info     drainInfo
-	refCur   *update.RefCursor
-	items    []update.RefItem
-	recBuf   []byte
-	segDst   []uint32
-	segW     []float32
-	segOff   []int
-	valBuf   []byte
+	mail     mailDrain
 	touched  []uint32 // sparse apply: every vertex a candidate reached
 	oldFront []uint32
-	changed  [][]uint32 // per worker, sparse apply
 	laneSums []laneSum
 
 	pull   *puller
 	pullEP verbs.Endpoint
-	// remote is the other chunks' frontier bitmaps, read for the bottom-up
-	// step of traversals; trav is the candidate every frontier vertex
-	// sends in this iteration (a traversal's candidates are all equal).
-	remote []uint64
-	trav   uint64
-
 	// The phase functions, made once so a phase allocates nothing.
 	pushFn, applyFn func(int) error
 	// rangeCost and listCost are the stage-2 cost of a dense task and of
 	// a sparse one (balance.EdgeCost, ListCost).
 	rangeCost, listCost func(balance.Task) uint64
 
-	// The remote pull (rpull.go): the other chunks' tasks, planned once,
-	// and the partials of the chunk being pulled for, from vertex partLo.
-	ftasks [][]balance.Task
-	part   []uint64
-	partLo uint32
-
-	// The value pull (valuepull.go): whether the job may use it (every
-	// rank), every vertex's contribution (a CN; its own chunk's are
-	// contrib), and whether DM's copy of them is out of date (after a
-	// sparse iteration).
-	vp           bool
-	far          []uint64
-	contribStale bool
-	// bounded: far's other chunks are upper bounds of their values (a
-	// Relax kernel's contributions are its values, which only fall; they
-	// are kept for idle vertices too, where other kernels' fall back to
-	// the identity), so a run for another chunk is filtered against them
-	// before it is sent (reduce.Op.KeepBelow).
-	bounded bool
-
-	// famgraph
-	famIdx         []uint64
-	allVal, allAcc []uint64
-
+	bu  bottomUp   // traversals' bottom-up step
+	rp  remotePull // rpull.go
+	vpl valuePulls // valuepull.go
+	fam famState   // famgraph.go
 	// prev is what the previous phase left on DM (algo.Spec.Continue):
 	// the chunk's values, or every vertex's (famgraph).
 	prev []uint64
@@ -155,6 +120,14 @@ type plan struct {
 	// vertices (most loads would miss the cache for an identity); with a
 	// large frontier the test's branch costs more than it saves.
 	skipIdle bool
+}
+
+// bottomUp is the state of a traversal's bottom-up step: the other
+// chunks' frontier bitmaps (remote), and the candidate every frontier
+// vertex sends in this iteration (a traversal's are all equal).
+type bottomUp struct {
+	remote []uint64
+	trav   uint64
 }
 
 // laneSum is one worker's part of the apply's job-wide sums.
@@ -239,7 +212,7 @@ func runProgram(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoin
 	var err error
 	switch {
 	case e.op.IsBag():
-		e.bagU, err = checkBag(e.spec, e.prog)
+		e.multi.upd, err = checkBag(e.spec, e.prog)
 	case e.spec.Triangles:
 		err = checkTriangles(e.spec)
 	}
@@ -275,7 +248,7 @@ func runProgram(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoin
 	defer e.close()
 	res := &Result{}
 	start := time.Now()
-	e.vp = e.valuePulls()
+	e.vpl.on = e.valuePulls()
 	e.pol = newPolicy(e)
 	if e.spec.Continue {
 		var ep verbs.Endpoint
@@ -333,13 +306,13 @@ func (e *engine) iterate(prev sums, s *IterStats) (sums, error) {
 			return sums{}, err
 		}
 	}
-	if e.it.vpull && e.contribStale && e.contribsOnDM() {
+	if e.it.vpull && e.vpl.stale && e.contribsOnDM() {
 		// A sparse apply changed contributions it did not write.
 		if err := sync(e.shareContribs(), nil); err != nil {
 			return sums{}, err
 		}
 	}
-	e.contribStale = e.it.sparseT
+	e.vpl.stale = e.it.sparseT
 	if e.cn {
 		err = e.push()
 	}
@@ -389,7 +362,7 @@ func (e *engine) iterate(prev sums, s *IterStats) (sums, error) {
 func (e *engine) plan(it int, prev sums) {
 	e.it = e.pol.plan(facts{index: it, activeV: prev.activeV, activeE: prev.activeE, hasTrav: prev.hasTrav,
 		valrdAt: e.stats.chooseValRD(e.cfg.ValRDApply)})
-	e.trav = prev.trav
+	e.bu.trav = prev.trav
 	if !e.cn {
 		return
 	}
@@ -462,12 +435,12 @@ func (e *engine) shareFrontier() error {
 	return verbs.WriteBulk(wk.ep, e.st.bits[e.me], update.WordBytes(e.front.bits, &wk.bytes))
 }
 
-// readFrontiers reads the other chunks' frontier bitmaps into e.remote (a
+// readFrontiers reads the other chunks' frontier bitmaps into e.bu.remote (a
 // bitmap over every vertex; the own chunk's bits are left clear).
 func (e *engine) readFrontiers() error {
 	b := e.st.Out.Config.Bounds
-	if e.remote == nil {
-		e.remote = make([]uint64, (e.st.N()+63)/64+1)
+	if e.bu.remote == nil {
+		e.bu.remote = make([]uint64, (e.st.N()+63)/64+1)
 	}
 	wk := e.wks[0]
 	for k := range len(b) - 1 {
@@ -480,7 +453,7 @@ func (e *engine) readFrontiers() error {
 			return err
 		}
 		// Chunk k's bit i is vertex b[k]+i: shift the words into place.
-		orBits(e.remote, b[k], wk.bytes, b[k+1]-b[k])
+		orBits(e.bu.remote, b[k], wk.bytes, b[k+1]-b[k])
 	}
 	return nil
 }

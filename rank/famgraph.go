@@ -9,6 +9,13 @@ import (
 	"github.com/dmg-hpc/dmg/verbs"
 )
 
+// famState is what FAM-Graph's CN keeps: the whole index, and every
+// vertex's value and partial accumulator.
+type famState struct {
+	idx      []uint64
+	val, acc []uint64
+}
+
 // famMode is the FAM-Graph baseline (DESIGN.md §8): every CN holds the
 // whole index and every vertex's value and accumulator locally (O(|V|) per
 // CN); edges are fetched from DM one list per READ. Every update is local;
@@ -80,25 +87,25 @@ func (famMode) setup(e *engine) error {
 	st, ep := e.st, e.wks[0].ep
 	b := st.Out.Config.Bounds
 	n := st.N()
-	e.famIdx = make([]uint64, 0, int(n)+len(b)-1)
+	e.fam.idx = make([]uint64, 0, int(n)+len(b)-1)
 	for k := 0; k+1 < len(b); k++ {
 		words := make([]byte, 8*(b[k+1]-b[k]+1))
 		if err := verbs.ReadBulk(ep, words, st.Out.EntryAddr(b[k])); err != nil {
 			return err
 		}
 		for i := 0; i < len(words); i += 8 {
-			e.famIdx = append(e.famIdx, binary.LittleEndian.Uint64(words[i:]))
+			e.fam.idx = append(e.fam.idx, binary.LittleEndian.Uint64(words[i:]))
 		}
 	}
-	e.allVal, e.allAcc = make([]uint64, n), make([]uint64, n)
+	e.fam.val, e.fam.acc = make([]uint64, n), make([]uint64, n)
 	if e.spec.Continue {
-		copy(e.allVal, e.prev)
+		copy(e.fam.val, e.prev)
 	}
-	e.prog.Init(0, n, e.allVal, make([]bool, n)) // every vertex's value, as its owner starts
-	for v := range e.allAcc {
-		e.allAcc[v] = e.op.Identity()
+	e.prog.Init(0, n, e.fam.val, make([]bool, n)) // every vertex's value, as its owner starts
+	for v := range e.fam.acc {
+		e.fam.acc[v] = e.op.Identity()
 	}
-	e.val, e.acc = e.allVal[e.lo:e.hi], e.allAcc[e.lo:e.hi]
+	e.val, e.acc = e.fam.val[e.lo:e.hi], e.fam.acc[e.lo:e.hi]
 	return nil
 }
 
@@ -115,7 +122,7 @@ func (famMode) exchange(e *engine) error {
 		if k == e.me {
 			continue
 		}
-		part := e.allAcc[b[k]:b[k+1]]
+		part := e.fam.acc[b[k]:b[k+1]]
 		if err := verbs.WriteBulk(e.wks[0].ep, e.st.fam.slot(k, e.me), update.WordBytes(part, &e.io.buf)); err != nil {
 			return err
 		}
@@ -149,7 +156,7 @@ func (famMode) refresh(e *engine) error {
 	if !e.cn {
 		return nil
 	}
-	return e.io.read(e.st, e.wks[0].ep, attrValue, 0, e.allVal)
+	return e.io.read(e.st, e.wks[0].ep, attrValue, 0, e.fam.val)
 }
 
 func (famMode) sources() sourceKind { return sourcesLocal }
@@ -164,15 +171,15 @@ func (famMode) pullSources(e *engine, wk *worker, w int) error {
 		wk.degs = grow(wk.degs, int(y-x))
 		for v := x; v < y; v++ {
 			p := int(v) + e.st.ChunkOf(v)
-			wk.degs[v-x] = uint32((e.famIdx[p+1] - e.famIdx[p]) / rec)
+			wk.degs[v-x] = uint32((e.fam.idx[p+1] - e.fam.idx[p]) / rec)
 		}
-		e.prog.Contributions(e.allVal[x:y], wk.degs, e.far[x:y])
+		e.prog.Contributions(e.fam.val[x:y], wk.degs, e.vpl.far[x:y])
 	}
 	return nil
 }
 
 func (famMode) cacheBytes(e *engine) uint64 {
-	return 8*uint64(len(e.famIdx)) + 16*uint64(len(e.allVal))
+	return 8*uint64(len(e.fam.idx)) + 16*uint64(len(e.fam.val))
 }
 
 // famFetcher reads one list per active vertex with one READ, its bounds
@@ -183,6 +190,6 @@ func (f *famFetcher) fetch(t balance.Task) error {
 	e := f.wk.e
 	return f.lists(t, func(v uint32) (verbs.Addr, verbs.Addr, error) {
 		p := int(v) + e.st.ChunkOf(v)
-		return verbs.Addr(e.famIdx[p]), verbs.Addr(e.famIdx[p+1]), nil
+		return verbs.Addr(e.fam.idx[p]), verbs.Addr(e.fam.idx[p+1]), nil
 	})
 }

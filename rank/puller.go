@@ -53,11 +53,11 @@ func (p *puller) run(e *engine, rd reader) error {
 	var pulled uint64
 	defer func() { e.stats.pulled.Add(pulled) }()
 	for {
-		upto, err := e.refCur.Pullable(ep, pullMinItems)
+		upto, err := e.mail.refCur.Pullable(ep, pullMinItems)
 		if err != nil {
 			return err
 		}
-		if e.refCur.Done(upto) {
+		if e.mail.refCur.Done(upto) {
 			select {
 			case <-p.quit:
 				return nil
@@ -67,8 +67,8 @@ func (p *puller) run(e *engine, rd reader) error {
 			continue
 		}
 		wait = pullMinWait
-		for !e.refCur.Done(upto) {
-			if items, recs, err = e.refCur.Take(ep, upto, recsBytes, recs, rec, math.MaxUint32>>2, e.st.N(), e.net, items[:0]); err != nil {
+		for !e.mail.refCur.Done(upto) {
+			if items, recs, err = e.mail.refCur.Take(ep, upto, recsBytes, recs, rec, math.MaxUint32>>2, e.st.N(), e.net, items[:0]); err != nil {
 				return err
 			}
 			seg = grow(seg, update.SegmentBytes(items, rec))

@@ -4,6 +4,15 @@ import (
 	"github.com/dmg-hpc/dmg/balance"
 )
 
+// remotePull is the remote pull's state: the other chunks' tasks,
+// planned once, and the partials of the chunk being pulled for, from
+// vertex partLo.
+type remotePull struct {
+	ftasks [][]balance.Task
+	part   []uint64
+	partLo uint32
+}
+
 // The remote pull (Config.RemotePull, --remote-pull): how a dense pull
 // iteration can move candidates between chunks when most of the graph is
 // active. Instead of pushing its vertices' segments for other chunks to the
@@ -30,19 +39,19 @@ func (e *engine) vertexCost(t balance.Task) uint64 { return uint64(t.Hi-t.Lo) * 
 // foreignTasks are chunk k's tasks for the remote pull: its loading
 // batches cut to Config.Batch vertices, planned once.
 func (e *engine) foreignTasks(k int) []balance.Task {
-	if e.ftasks == nil {
-		e.ftasks = make([][]balance.Task, len(e.st.Out.Config.Bounds)-1)
+	if e.rp.ftasks == nil {
+		e.rp.ftasks = make([][]balance.Task, len(e.st.Out.Config.Bounds)-1)
 	}
-	if e.ftasks[k] == nil {
+	if e.rp.ftasks[k] == nil {
 		ts := []balance.Task{}
 		for _, lb := range e.st.Out.ChunkBatches(k) {
 			for x := lb.Lo; x < lb.Hi; x += uint32(e.cfg.Batch) {
 				ts = append(ts, balance.Task{Lo: x, Hi: min(lb.Hi, x+uint32(e.cfg.Batch))})
 			}
 		}
-		e.ftasks[k] = ts
+		e.rp.ftasks[k] = ts
 	}
-	return e.ftasks[k]
+	return e.rp.ftasks[k]
 }
 
 // foreign reports whether v belongs to another chunk (a remote-pull
@@ -89,8 +98,8 @@ func (e *engine) pullRound(w, k int, fold bool) error {
 		return err
 	}
 	if w == 0 {
-		e.partLo = lo
-		e.part = grow(e.part, int(hi-lo))
+		e.rp.partLo = lo
+		e.rp.part = grow(e.rp.part, int(hi-lo))
 		e.queue.Reset(e.foreignTasks(k), e.vertexCost, !e.cfg.NoSteal)
 	}
 	if err := e.gang.barrier(); err != nil {
@@ -99,7 +108,7 @@ func (e *engine) pullRound(w, k int, fold bool) error {
 	n, nw := hi-lo, uint32(len(e.wks))
 	x, y := lo+n*uint32(w)/nw, lo+n*uint32(w+1)/nw
 	id := e.op.Identity()
-	part := e.part[x-lo : y-lo]
+	part := e.rp.part[x-lo : y-lo]
 	for i := range part {
 		part[i] = id
 	}

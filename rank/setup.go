@@ -25,12 +25,12 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 	n := e.hi - e.lo
 	e.val, e.acc = e.mem.Words(int(n)), e.mem.Words(int(n))
 	if e.holdsSources() {
-		e.far = e.mem.Words(int(e.st.N()))
-		e.contrib = e.far[e.lo:e.hi:e.hi]
-		e.bounded = e.spec.Relax && e.op.IsMin() && e.mode.sources() == sourcesRead && !e.cfg.NoRelax
-		if e.bounded { // no bound known yet
+		e.vpl.far = e.mem.Words(int(e.st.N()))
+		e.contrib = e.vpl.far[e.lo:e.hi:e.hi]
+		e.vpl.bounded = e.spec.Relax && e.op.IsMin() && e.mode.sources() == sourcesRead && !e.cfg.NoRelax
+		if e.vpl.bounded { // no bound known yet
 			id := e.op.Identity()
-			for _, r := range [][]uint64{e.far[:e.lo], e.far[e.hi:]} {
+			for _, r := range [][]uint64{e.vpl.far[:e.lo], e.vpl.far[e.hi:]} {
 				for i := range r {
 					r[i] = id
 				}
@@ -39,8 +39,8 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 	} else {
 		e.contrib = e.mem.Words(int(n))
 	}
-	if e.bagU != nil && !e.vp { // the value pull keeps a bag per task
-		e.bag = newBag(e.deg)
+	if e.multi.upd != nil && !e.vpl.on { // the value pull keeps a bag per task
+		e.multi.bag = newBag(e.deg)
 	}
 	e.front = newFrontier(e.lo, n)
 	e.listCost = balance.ListCost(&e.front.list, e.deg, e.lo, balance.TaskAlpha)
@@ -71,7 +71,7 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 		e.prog.Contributions(e.val[x:y], e.deg[x:y], e.contrib[x:y])
 	}
 	for i := range n {
-		if !e.front.active(e.lo+i) && !e.bounded {
+		if !e.front.active(e.lo+i) && !e.vpl.bounded {
 			e.contrib[i] = id
 		}
 		if e.spec.Dangling && e.deg[i] == 0 {
@@ -86,7 +86,7 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 	e.planTasks()
 	ep := e.wks[0].ep
 	if mb := e.st.mb; mb != nil {
-		e.refCur = mb.RefCursor(e.me)
+		e.mail.refCur = mb.RefCursor(e.me)
 		// Empty, whatever an earlier job of a served pool left there.
 		for _, box := range []verbs.Addr{mb.Val[e.me], mb.Ref[e.me], mb.Log[e.me]} {
 			if err := update.Reset(ep, box); err != nil {
@@ -247,7 +247,7 @@ func (e *engine) planTasks() {
 			deg[i] = uint64(d)
 		}
 		// A multiset kernel's value pull reads whole vertices (bagTask).
-		split := !e.cfg.NoHubSplit && !(e.vp && e.bagU != nil)
+		split := !e.cfg.NoHubSplit && !(e.vpl.on && e.multi.upd != nil)
 		e.tasks = append(e.tasks, balance.Tasks(deg, lb.Lo, e.cfg.Batch, e.cfg.HubDegree, split)...)
 	}
 }

@@ -486,9 +486,9 @@ func (e *engine) cacheBytes() uint64 {
 	b := n*(8+8+8+4) + 8*uint64(len(e.front.bits)) + 8*uint64(len(e.reached))
 	// The other chunks' contributions (the value pull) and frontier bits
 	// (the bottom-up step).
-	b += 8*(uint64(len(e.far))-min(uint64(len(e.far)), n)) + 8*uint64(len(e.remote))
-	if e.bag != nil {
-		b += e.bag.bytes()
+	b += 8*(uint64(len(e.vpl.far))-min(uint64(len(e.vpl.far)), n)) + 8*uint64(len(e.bu.remote))
+	if e.multi.bag != nil {
+		b += e.multi.bag.bytes()
 	}
 	for _, wk := range e.wks {
 		if t, ok := wk.f.(*triangles); ok {

@@ -759,7 +759,7 @@ func (t *triangles) credit(x uint32, c uint64) error {
 	case e.it.remote == viaMailboxes && e.it.valrd:
 		return wk.sender.Val(e.st.ChunkOf(x), x, c)
 	case e.it.remote == viaLocalCopy: // FAM-Graph: every vertex's accumulator is here
-		atomic.AddUint64(&e.allAcc[x], c)
+		atomic.AddUint64(&e.fam.acc[x], c)
 		wk.stats.Local++
 		return nil
 	}

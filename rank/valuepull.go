@@ -9,6 +9,22 @@ import (
 	"github.com/dmg-hpc/dmg/balance"
 )
 
+// valuePulls is the value pull's state: whether the job may use it
+// (every rank, on), every vertex's contribution (a CN; its own chunk's
+// are contrib), and whether DM's copy of them is out of date (after a
+// sparse iteration).
+type valuePulls struct {
+	on    bool
+	far   []uint64
+	stale bool
+	// bounded: far's other chunks are upper bounds of their values (a
+	// Relax kernel's contributions are its values, which only fall; they
+	// are kept for idle vertices too, where other kernels' fall back to
+	// the identity), so a run for another chunk is filtered against them
+	// before it is sent (reduce.Op.KeepBelow).
+	bounded bool
+}
+
 // The value pull (Config.NoValuePull turns it off): how a dense pull
 // iteration with most edges active moves the candidates that cross chunks.
 // The collaborative update ships them to the destination's owner as RefRD
@@ -45,7 +61,7 @@ const (
 
 // holdsSources says the CN keeps every vertex's contribution (engine.far)
 // for the value pull.
-func (e *engine) holdsSources() bool { return e.vp && e.mode.sources() != sourcesPerEdge }
+func (e *engine) holdsSources() bool { return e.vpl.on && e.mode.sources() != sourcesPerEdge }
 
 // contribsOnDM says the owners keep their contributions on DM
 // (attrContrib) because some CN reads them there: the design's value pull
@@ -54,9 +70,9 @@ func (e *engine) holdsSources() bool { return e.vp && e.mode.sources() != source
 func (e *engine) contribsOnDM() bool {
 	switch e.mode.sources() {
 	case sourcesRead:
-		return e.vp && e.w.Roles.CN > 1
+		return e.vpl.on && e.w.Roles.CN > 1
 	case sourcesPerEdge:
-		return e.vp
+		return e.vpl.on
 	}
 	return false
 }
@@ -86,11 +102,11 @@ func (e *engine) vertexShare(w int) (lo, hi uint32) {
 // value, a READ per neighbour for the naive one.
 func (e *engine) valuePulls() bool {
 	c := &e.cfg
-	if e.bagU != nil && e.mode.plain() {
+	if e.multi.upd != nil && e.mode.plain() {
 		return true // the baselines' only way to a multiset (checkKernel)
 	}
 	return !c.NoValuePull && e.st.mb != nil && e.mode.pulls(c, e.spec) && e.edgr == nil &&
-		!e.spec.Triangles && (e.w.Roles.CN > 1 || e.bagU != nil) && !(e.spec.Traversal && !c.NoBottomUp) &&
+		!e.spec.Triangles && (e.w.Roles.CN > 1 || e.multi.upd != nil) && !(e.spec.Traversal && !c.NoBottomUp) &&
 		8*uint64(e.st.N()) <= c.ValuePullMax
 }
 
@@ -107,7 +123,7 @@ func (wk *worker) bagTask(t balance.Task) error {
 		return err
 	}
 	wk.pitc = algo.Iteration{Index: e.it.index, N: e.st.N()}
-	wk.tbag.update(e.bagU, t.Lo, 0, i1-i0, e.val[i0:i1], e.acc[i0:i1], &wk.pitc)
+	wk.tbag.update(e.multi.upd, t.Lo, 0, i1-i0, e.val[i0:i1], e.acc[i0:i1], &wk.pitc)
 	return nil
 }
 
@@ -120,7 +136,7 @@ func (e *engine) shareContribs() error {
 	return e.io.write(e.st, e.wks[0].ep, attrContrib, e.lo, e.contrib)
 }
 
-// readContribs reads every other chunk's contributions from DM into e.far,
+// readContribs reads every other chunk's contributions from DM into e.vpl.far,
 // whose own chunk is e.contrib itself. The workers read a share each.
 func (e *engine) readContribs(wk *worker, w int) error {
 	lo, hi := e.vertexShare(w)
@@ -128,7 +144,7 @@ func (e *engine) readContribs(wk *worker, w int) error {
 		if x >= y {
 			return nil
 		}
-		if err := wk.io.read(e.st, wk.ep, attrContrib, x, e.far[x:y]); err != nil {
+		if err := wk.io.read(e.st, wk.ep, attrContrib, x, e.vpl.far[x:y]); err != nil {
 			return errors.Wrapf(err, "rank: contributions of vertices [%d, %d)", x, y)
 		}
 		return nil

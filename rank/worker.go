@@ -262,8 +262,8 @@ func (wk *worker) handle(a *adj, k int, seg []uint32, ws []float32) error {
 		c := e.contrib[a.v-e.lo]
 		wk.stats.Candidates += n
 		wk.stats.Local += n
-		if e.bag != nil {
-			return e.bag.scatter(e.lo, seg, c, true)
+		if e.multi.bag != nil {
+			return e.multi.bag.scatter(e.lo, seg, c, true)
 		}
 		cands := wk.candidates(a.v, c, seg, ws)
 		if e.spec.Monotone {
@@ -278,9 +278,9 @@ func (wk *worker) handle(a *adj, k int, seg []uint32, ws []float32) error {
 	c := e.contrib[a.v-e.lo]
 	cands := wk.candidates(a.v, c, seg, ws)
 	wk.stats.Candidates += n
-	if e.bounded {
+	if e.vpl.bounded {
 		var dropped uint64
-		wk.keptDst, wk.keptCand, dropped = e.op.KeepBelow(e.far, seg, ws, c, cands, wk.keptDst[:0], wk.keptCand[:0])
+		wk.keptDst, wk.keptCand, dropped = e.op.KeepBelow(e.vpl.far, seg, ws, c, cands, wk.keptDst[:0], wk.keptCand[:0])
 		wk.stats.Pruned += dropped
 		if len(wk.keptDst) == 0 {
 			return nil
@@ -299,11 +299,11 @@ func (wk *worker) handle(a *adj, k int, seg []uint32, ws []float32) error {
 	case viaLocalCopy:
 		wk.stats.Local += n
 		if e.spec.Monotone {
-			_, dropped := e.op.ScatterAtomicBelow(e.allAcc, e.allVal, 0, seg, ws, c, cands, nil)
+			_, dropped := e.op.ScatterAtomicBelow(e.fam.acc, e.fam.val, 0, seg, ws, c, cands, nil)
 			wk.stats.Pruned += dropped
 			return nil
 		}
-		e.op.ScatterAtomic(e.allAcc, 0, seg, ws, c, cands, nil)
+		e.op.ScatterAtomic(e.fam.acc, 0, seg, ws, c, cands, nil)
 		return nil
 	}
 	return wk.direct.AddSegment(seg, ws, c, cands)
@@ -330,26 +330,26 @@ func (wk *worker) pull(a *adj, src []uint32, ws []float32) error {
 	acc, i := e.acc, a.v-e.lo
 	contrib, base := e.contrib, e.lo
 	if e.it.vpull {
-		contrib, base = e.far, 0
+		contrib, base = e.vpl.far, 0
 	}
 	if e.it.rpull && e.foreign(a.v) { // the remote pull: into the partials
-		acc, i = e.part, a.v-e.partLo
+		acc, i = e.rp.part, a.v-e.rp.partLo
 	}
 	wk.stats.Candidates += uint64(len(src))
 	wk.stats.Local += uint64(len(src))
 	wk.stats.Pulled += uint64(len(src))
-	if e.bag != nil {
-		return e.bag.gather(i, e.contrib, e.lo, src, a.from > 0 || a.to < a.deg)
+	if e.multi.bag != nil {
+		return e.multi.bag.gather(i, e.contrib, e.lo, src, a.from > 0 || a.to < a.deg)
 	}
-	if e.bagU != nil { // the value pull: the task's bag, whole vertices
-		if e.far == nil { // the naive baseline: a READ per neighbour
+	if e.multi.upd != nil { // the value pull: the task's bag, whole vertices
+		if e.vpl.far == nil { // the naive baseline: a READ per neighbour
 			vals, err := wk.readSources(src)
 			if err != nil {
 				return err
 			}
 			return wk.tbag.put(a.v-wk.tlo, vals)
 		}
-		return wk.tbag.gather(a.v-wk.tlo, e.far, 0, src, false)
+		return wk.tbag.gather(a.v-wk.tlo, e.vpl.far, 0, src, false)
 	}
 	var active []uint64 // every source, or the own frontier's bitmap
 	if e.it.skipIdle && e.front.dense && !e.it.vpull {
@@ -392,10 +392,10 @@ func (wk *worker) pull(a *adj, src []uint32, ws []float32) error {
 func (wk *worker) parentIn(a *adj, src []uint32) {
 	e := wk.e
 	for i, u := range src {
-		if e.remote[u/64]&(1<<(u%64)) != 0 {
+		if e.bu.remote[u/64]&(1<<(u%64)) != 0 {
 			wk.stats.Candidates += uint64(i + 1)
 			wk.stats.Pulled += uint64(i + 1)
-			e.op.FoldAtomic(&e.acc[a.v-e.lo], e.trav)
+			e.op.FoldAtomic(&e.acc[a.v-e.lo], e.bu.trav)
 			return
 		}
 	}
@@ -419,7 +419,7 @@ func (e *engine) push() error {
 			return err
 		}
 	}
-	if e.it.remote == viaMailboxes && e.it.refrd && e.pullEP != nil && e.bag == nil {
+	if e.it.remote == viaMailboxes && e.it.refrd && e.pullEP != nil && e.multi.bag == nil {
 		var err error
 		if e.pull, err = e.startPuller(); err != nil {
 			return err
@@ -467,7 +467,7 @@ func (e *engine) pushWorker(w int) error {
 		}
 		t0 := time.Now()
 		var err error
-		if e.bagU != nil && e.it.vpull {
+		if e.multi.upd != nil && e.it.vpull {
 			err = wk.bagTask(t)
 		} else {
 			err = wk.f.fetch(t)
