@@ -554,6 +554,14 @@ type runReport struct {
 	NICProfile      string           `json:"nic_profile"`
 	Verified        bool             `json:"verified"`
 	Summary         algo.Summary     `json:"summary"`
+
+	// The largest peak resident set of a CN and of an MN process, from
+	// start to the end of compute (getrusage); MN absent on a served
+	// pool. Under --local every rank is one process: its peak is
+	// ProcessPeakRSSBytes instead.
+	CNPeakRSSBytes      uint64 `json:"cn_peak_rss_bytes,omitempty"`
+	MNPeakRSSBytes      uint64 `json:"mn_peak_rss_bytes,omitempty"`
+	ProcessPeakRSSBytes uint64 `json:"process_peak_rss_bytes,omitempty"`
 }
 
 type verbsReport struct {
@@ -633,6 +641,11 @@ func newRunReport(j *Job, out *job.Outcome) *runReport {
 	}
 	r.Updates, r.ValRDApply, r.InPlaceShare = out.Result.Updates, out.Result.ValRDApply, out.InPlaceShare
 	r.CNCacheBytesMax = out.Result.MaxCacheBytes
+	r.CNPeakRSSBytes, r.MNPeakRSSBytes = out.Result.PeakRSSCN, out.Result.PeakRSSMN
+	if j.Opts.Local {
+		r.ProcessPeakRSSBytes = max(r.CNPeakRSSBytes, r.MNPeakRSSBytes)
+		r.CNPeakRSSBytes, r.MNPeakRSSBytes = 0, 0
+	}
 	r.MNPoolBytes, r.MNUsedBytes = out.MNPool, out.MNUsed
 	r.ModeledFabricS, r.NICProfile = out.Result.ModeledSeconds, out.NICProfile
 	if !j.Opts.Local {
@@ -714,7 +727,16 @@ func (r *runReport) print(j *Job) {
 	fmt.Fprintf(w, "workload: stage-1 imbalance %.3f (max/mean α|V|+|E| of the chunks), stage-2 tail ratio %.2f (max/median worker busy time), %s steals, hub threshold %d edges\n",
 		r.Balance.Imbalance, r.Balance.TailRatio, hn(r.Balance.Steals), r.Balance.HubDegree)
 	fmt.Fprintf(w, "modelled fabric time on %s: %.4fs; CPU during compute: CNs %.2fs (%.1f ns per edge), MNs %.2fs\n", r.NICProfile, r.ModeledFabricS, r.CNCPUSeconds, r.CPUNanosPerEdge, r.MNCPUSeconds)
-	fmt.Fprintf(w, "memory: CN cache %s max per CN; MN used/pool %s\n", hb(r.CNCacheBytesMax), strings.Join(pools, ", "))
+	rss := ""
+	switch {
+	case r.CNPeakRSSBytes > 0 && r.MNPeakRSSBytes > 0:
+		rss = fmt.Sprintf("; peak RSS %s per CN, %s per MN (the largest)", hb(r.CNPeakRSSBytes), hb(r.MNPeakRSSBytes))
+	case r.CNPeakRSSBytes > 0:
+		rss = fmt.Sprintf("; peak RSS %s per CN (the largest)", hb(r.CNPeakRSSBytes))
+	case r.ProcessPeakRSSBytes > 0:
+		rss = fmt.Sprintf("; peak RSS %s (every rank in this one process)", hb(r.ProcessPeakRSSBytes))
+	}
+	fmt.Fprintf(w, "memory: CN cache %s max per CN; MN used/pool %s%s\n", hb(r.CNCacheBytesMax), strings.Join(pools, ", "), rss)
 	if r.Summary.Text != "" {
 		fmt.Fprintf(w, "result: %s\n", r.Summary.Text)
 	}

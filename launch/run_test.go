@@ -152,9 +152,22 @@ func TestJSONOnStdout(t *testing.T) {
 			Text    string
 			Reached uint64
 		}
+		CNCache uint64   `json:"cn_cache_bytes_max"`
+		CNRSS   uint64   `json:"cn_peak_rss_bytes"`
+		MNRSS   uint64   `json:"mn_peak_rss_bytes"`
+		MNUsed  []uint64 `json:"mn_used_bytes"`
 	}
 	if err := json.Unmarshal([]byte(res.Stdout), &rep); err != nil {
 		t.Fatalf("stdout is not one JSON document: %v\n%s", err, res.Stdout)
+	}
+	// Each process's peak resident set holds at least its cache (a CN)
+	// or its pool's used bytes (an MN), and a Go runtime; far below 4 GiB
+	// on kron:10.
+	if rep.CNRSS < max(rep.CNCache, 4<<20) || rep.CNRSS > 4<<30 || len(rep.MNUsed) == 0 || rep.MNRSS < max(rep.MNUsed[0], 4<<20) || rep.MNRSS > 4<<30 {
+		t.Errorf("peak RSS: CN %d bytes (cache %d), MN %d bytes (used %v)", rep.CNRSS, rep.CNCache, rep.MNRSS, rep.MNUsed)
+	}
+	if !strings.Contains(res.Stderr, "per CN, ") || !strings.Contains(res.Stderr, " per MN (the largest)") {
+		t.Errorf("text report lacks the peak RSS:\n%s", res.Stderr)
 	}
 	if rep.Version == "" || !strings.Contains(rep.Command, "--algo bfs") || rep.Parameters.Source == nil ||
 		rep.Parameters.SourceFrom != "most out-edges" || rep.Parameters.Seed != 7 {

@@ -79,6 +79,11 @@ type Result struct {
 	// CNCPUSeconds and MNCPUSeconds are the CPU time of every CN and MN
 	// process during compute (an MN's includes its fabric progress).
 	CNCPUSeconds, MNCPUSeconds float64
+	// PeakRSSCN and PeakRSSMN are the largest peak resident set of a CN
+	// and of an MN process, from loading to the end of compute (getrusage;
+	// 0 for the MNs of a served pool, which run no engine). Under --local
+	// every rank is the one process.
+	PeakRSSCN, PeakRSSMN uint64
 }
 
 // add appends the run of a Phased kernel's next phase to r: its
@@ -99,6 +104,7 @@ func (r *Result) add(next *Result) {
 	r.HubDegree = next.HubDegree
 	r.CNCPUSeconds += next.CNCPUSeconds
 	r.MNCPUSeconds += next.MNCPUSeconds
+	r.PeakRSSCN, r.PeakRSSMN = max(r.PeakRSSCN, next.PeakRSSCN), max(r.PeakRSSMN, next.PeakRSSMN)
 	var edges uint64
 	for _, it := range r.Iterations {
 		edges += it.ActiveEdges
@@ -123,6 +129,7 @@ type sums struct {
 	cacheMax         uint64
 	cpu              float64 // CN CPU seconds so far
 	mnCPU            float64 // MN CPU seconds so far
+	rssCN, rssMN     uint64  // the largest CN's and MN's peak resident set so far
 	tailJob          float64 // Σ max / Σ median so far, the worst CN
 	push, apply      float64 // the slowest CN's phases this iteration
 	wait             float64
@@ -188,6 +195,7 @@ const (
 	sTravHas // the CN has an active vertex, whose contribution is
 	sTravLo  // this (low 32 bits)
 	sTravHi  // and this (high 32 bits)
+	sRSS     // the CN process's peak resident set so far
 	numCNSlots
 )
 
@@ -197,7 +205,8 @@ const (
 	mCounters = 0
 	mApply    = verbs.NumCounterFields
 	mCPU      = mApply + 1
-	numMNVals = mCPU + 1
+	mRSS      = mCPU + 1 // the MN process's peak resident set so far
+	numMNVals = mRSS + 1
 )
 
 func (e *engine) vecLen() int {
@@ -225,6 +234,7 @@ func (e *engine) boundary(err error, first bool) (sums, error) {
 	if !e.cn {
 		v[e.mnVal(e.w.Index, mApply)] = st.mnApplySeconds
 		v[e.mnVal(e.w.Index, mCPU)] = processCPUSeconds() - st.cpuStart
+		v[e.mnVal(e.w.Index, mRSS)] = float64(peakRSSBytes())
 		st.updates.Put(v[vUpdates : vUpdates+update.NumStats])
 	}
 	if serr := e.cfg.Sync(err, v); serr != nil {
@@ -294,6 +304,7 @@ func (e *engine) fillCN(v []float64, first bool) {
 	v[e.cnSlot(e.me, sSteals)] = float64(st.steals)
 	v[e.cnSlot(e.me, sCache)] = float64(e.cacheBytes())
 	v[e.cnSlot(e.me, sCPU)] = processCPUSeconds() - st.cpuStart
+	v[e.cnSlot(e.me, sRSS)] = float64(peakRSSBytes())
 	v[e.cnSlot(e.me, sPush)] = st.phase.push.Seconds()
 	v[e.cnSlot(e.me, sApply)] = st.phase.apply.Seconds()
 	v[e.cnSlot(e.me, sWait)] = st.phase.wait.Seconds()
@@ -347,11 +358,13 @@ func (e *engine) readSums(v []float64) sums {
 		s.push = max(s.push, v[e.cnSlot(cn, sPush)])
 		s.apply = max(s.apply, v[e.cnSlot(cn, sApply)])
 		s.wait = max(s.wait, v[e.cnSlot(cn, sWait)])
+		s.rssCN = max(s.rssCN, uint64(v[e.cnSlot(cn, sRSS)]))
 	}
 	for mn := range e.numMN {
 		consider(p.NICTime(getCounters(v[e.mnVal(mn, mCounters):])), 3, mn, 0)
 		s.mnApply = max(s.mnApply, v[e.mnVal(mn, mApply)])
 		s.mnCPU += v[e.mnVal(mn, mCPU)]
+		s.rssMN = max(s.rssMN, uint64(v[e.mnVal(mn, mRSS)]))
 	}
 	switch kind {
 	case 1:
@@ -448,6 +461,7 @@ func (e *engine) finish(res *Result) error {
 	res.TailRatio, res.Steals, res.MaxCacheBytes = last.tailJob, last.steals, last.cacheMax
 	res.HubDegree = e.cfg.HubDegree
 	res.CNCPUSeconds, res.MNCPUSeconds = last.cpu, last.mnCPU
+	res.PeakRSSCN, res.PeakRSSMN = last.rssCN, last.rssMN
 	var edges uint64
 	for _, it := range res.Iterations {
 		edges += it.ActiveEdges
