@@ -11,6 +11,7 @@ import (
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/csr/csrtest"
 	"github.com/dmg-hpc/dmg/launch"
+	"github.com/dmg-hpc/dmg/rank"
 	"github.com/dmg-hpc/dmg/spmd/mpitest"
 )
 
@@ -173,13 +174,26 @@ func TestGraphalyticsLocal(t *testing.T) {
 // variantFlags are the modes and ablations every kernel must agree in (the
 // update coordinator's without the value pull, which would take their
 // dense iterations).
-var variantFlags = [][]string{
-	{"--mode", "naive"}, {"--mode", "famgraph"}, {"--no-inplace"}, {"--no-merge"}, {"--no-doorbell"},
-	{"--no-collab", "--no-value-pull"}, {"--no-refrd", "--no-value-pull"}, {"--no-valrd", "--no-value-pull"},
+var variantFlags = append(sharedVariantFlags("naive", "famgraph", "dmg-direct", "dmg-valrd", "dmg-refrd"), [][]string{
+	{"--no-inplace"}, {"--no-merge"}, {"--no-doorbell"},
 	{"--refrd-min", "1", "--valrd-apply", "mn", "--no-value-pull"}, {"--refrd-puller", "--refrd-min", "1", "--no-value-pull"}, {"--entry-size", "16"}, {"--entry-size", "64", "--inflight", "3"},
 	{"--hub-degree", "2", "--workers", "3"}, {"--hub-degree", "2", "--no-hubsplit", "--no-steal"}, {"--mode", "naive", "--hub-degree", "2"},
 	{"--no-pull"}, {"--no-bottom-up"}, {"--dense-threshold", "0.000001"}, {"--dense-threshold", "1000000000"}, {"--merge-gap", "1"},
 	{"--remote-pull", "--pull-threshold", "1000000000", "--dense-threshold", "1000000000"}, {"--sparse-valrd-min", "1000000", "--dense-threshold", "0.000001"},
+}...)
+
+// sharedVariantFlags are the flags of the shared variants named
+// (rank.Variants: the baselines, the breakdown).
+func sharedVariantFlags(names ...string) [][]string {
+	vs, err := rank.VariantsNamed(names...)
+	if err != nil {
+		panic(err)
+	}
+	var out [][]string
+	for _, v := range vs {
+		out = append(out, v.Flags())
+	}
+	return out
 }
 
 // The same under mpirun over libfabric's shm provider, and one layout over

@@ -17,7 +17,11 @@ import (
 // baselines, then the design with its parts switched on one at a time
 // (the paper's breakdown: direct update, ValRD, RefRD, both, all without
 // the value pull), then the design in full.
-const DefaultModeVariants = "naive=--mode naive;famgraph=--mode famgraph;dmg-direct=--no-collab --no-value-pull;dmg-valrd=--no-refrd --no-value-pull;dmg-refrd=--no-valrd --no-value-pull;dmg-collab=--no-value-pull;dmg=--mode dmg"
+var DefaultModeVariants = rank.VariantList(";", ModeVariantNames...)
+
+// ModeVariantNames are the shared variants (rank.Variants) that
+// DefaultModeVariants compares.
+var ModeVariantNames = []string{"naive", "famgraph", "dmg-direct", "dmg-valrd", "dmg-refrd", "dmg-collab", "dmg"}
 
 // modeVariant is one configuration of the comparison.
 type modeVariant struct {

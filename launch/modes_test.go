@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dmg-hpc/dmg/launch"
+	"github.com/dmg-hpc/dmg/rank"
 	"github.com/dmg-hpc/dmg/spmd/mpitest"
 )
 
@@ -88,5 +90,15 @@ func TestBenchModesSkipsRefusedVariants(t *testing.T) {
 	_, errOut, code = runLocal(t, "--local", "bench", "modes", "--algo", "cdlp", "--graph", "kron:9", "--variants", "n=--no-collab")
 	if code != 2 || !strings.Contains(errOut, "none of the variants (n)") {
 		t.Errorf("only refused variants: exit %d, %q; want exit 2 naming them", code, errOut)
+	}
+}
+
+// bench modes' default variants are the shared ones of those names.
+func TestModeVariantsShared(t *testing.T) {
+	if _, err := rank.VariantsNamed(launch.ModeVariantNames...); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(launch.DefaultModeVariants, ";") + 1; n != len(launch.ModeVariantNames) {
+		t.Errorf("DefaultModeVariants %q has %d variants; want %d", launch.DefaultModeVariants, n, len(launch.ModeVariantNames))
 	}
 }

@@ -1,5 +1,12 @@
 package rank
 
+import (
+	"slices"
+	"strings"
+
+	"github.com/pkg/errors"
+)
+
 // Ablation is one switch that turns a part of the engine off, defined
 // once: its flag (without the dashes), what it does, whether it is a part
 // of the design's mode (--mode dmg only), and its field in a Config. The
@@ -53,4 +60,86 @@ func (c *Config) designOnly() (set, all []string) {
 		}
 	}
 	return set, all
+}
+
+// Variant is a named configuration that the comparisons (`dmg bench
+// modes`, `dmg bench suite`) and the tests share, defined once: a mode
+// and some ablations.
+type Variant struct {
+	Name      string
+	Mode      string   // "" for the design's
+	Ablations []string // AllAblations' flags, without the dashes
+}
+
+// Variants are the shared configurations: the two baselines, the design
+// with its parts switched on one at a time (the paper's breakdown: direct
+// update, ValRD, RefRD, both, each without the value pull), the direct
+// update without merging, the design without stage 2, and the design.
+func Variants() []Variant {
+	return []Variant{
+		{Name: "naive", Mode: ModeNaive},
+		{Name: "famgraph", Mode: ModeFAMGraph},
+		{Name: "dmg-direct", Ablations: []string{"no-collab", "no-value-pull"}},
+		{Name: "dmg-valrd", Ablations: []string{"no-refrd", "no-value-pull"}},
+		{Name: "dmg-refrd", Ablations: []string{"no-valrd", "no-value-pull"}},
+		{Name: "dmg-collab", Ablations: []string{"no-value-pull"}},
+		{Name: "dmg-nomerge", Ablations: []string{"no-collab", "no-value-pull", "no-merge"}},
+		{Name: "no-stage2", Ablations: []string{"no-steal", "no-hubsplit"}},
+		{Name: "dmg"},
+	}
+}
+
+// Flags are v as `dmg run` takes it.
+func (v Variant) Flags() []string {
+	var f []string
+	if v.Mode != "" {
+		f = append(f, "--mode", v.Mode)
+	}
+	for _, a := range v.Ablations {
+		f = append(f, "--"+a)
+	}
+	return f
+}
+
+// Apply sets v's mode and ablations in c.
+func (v Variant) Apply(c *Config) error {
+	if v.Mode != "" {
+		c.Mode = v.Mode
+	}
+	for _, name := range v.Ablations {
+		i := slices.IndexFunc(AllAblations(), func(a Ablation) bool { return a.Flag == name })
+		if i < 0 {
+			return errors.Errorf("rank: variant %s: no ablation --%s", v.Name, name)
+		}
+		*AllAblations()[i].Field(c) = true
+	}
+	return nil
+}
+
+// VariantsNamed are the shared variants of those names, in that order;
+// a name that is not one is an error.
+func VariantsNamed(names ...string) ([]Variant, error) {
+	all := Variants()
+	out := make([]Variant, 0, len(names))
+	for _, n := range names {
+		i := slices.IndexFunc(all, func(v Variant) bool { return v.Name == n })
+		if i < 0 {
+			return nil, errors.Errorf("rank: no variant %q", n)
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
+}
+
+// VariantList is the shared variants of those names, in that order, as
+// the comparisons' flags take them: NAME=FLAGS joined by sep. Names that
+// are not variants are left out (VariantsNamed says which).
+func VariantList(sep string, names ...string) string {
+	var parts []string
+	for _, n := range names {
+		if vs, err := VariantsNamed(n); err == nil {
+			parts = append(parts, n+"="+strings.Join(vs[0].Flags(), " "))
+		}
+	}
+	return strings.Join(parts, sep)
 }

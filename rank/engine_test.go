@@ -314,21 +314,29 @@ type variant struct {
 }
 
 func variants() []variant {
-	return []variant{
-		{name: "dmg"},
+	// The shared variants (rank.Variants): the baselines and the
+	// breakdown, as the comparisons run them.
+	var vs []variant
+	shared, err := rank.VariantsNamed("dmg", "naive", "famgraph", "dmg-direct", "dmg-valrd", "dmg-refrd", "dmg-nomerge", "no-stage2")
+	if err != nil {
+		panic(err)
+	}
+	for _, sv := range shared {
+		v := variant{name: sv.Name}
+		if err := sv.Apply(&v.engine); err != nil {
+			panic(err)
+		}
+		vs = append(vs, v)
+	}
+	return append(vs, []variant{
 		// The shares' rows built and loaded in windows of 16-vertex
 		// batches, 2 KiB of rows or less each (a window per pass).
 		{name: "windowed", layout: dmstore.LayoutConfig{BatchVertices: 16}, rowBytes: 2048},
-		{name: "naive", engine: rank.Config{Mode: rank.ModeNaive}},
-		{name: "famgraph", engine: rank.Config{Mode: rank.ModeFAMGraph}},
 		{name: "no-pull", engine: rank.Config{NoPull: true}},
 		{name: "no-bottom-up", engine: rank.Config{NoBottomUp: true}},
 		{name: "remote-pull", engine: rank.Config{RemotePull: true}},
 		{name: "remote-pull-always", engine: rank.Config{RemotePull: true, PullDivisor: 1e12, NoBottomUp: true, Workers: 3, Batch: 5}},
 		{name: "pull-always", engine: rank.Config{PullDivisor: 1e12}},
-		{name: "no-collab", engine: rank.Config{NoCollab: true, NoValuePull: true}},
-		{name: "no-refrd", engine: rank.Config{NoRefRD: true, NoValuePull: true}},
-		{name: "no-valrd", engine: rank.Config{NoValRD: true, NoValuePull: true}},
 		{name: "no-merge-no-doorbell", engine: rank.Config{NoMerge: true, NoDoorbell: true}},
 		// The collaborative update in every dense iteration: no value pull.
 		{name: "refrd-all", engine: rank.Config{RefRDMin: 1, NoValuePull: true}},
@@ -351,7 +359,7 @@ func variants() []variant {
 		{name: "one-worker", engine: rank.Config{Workers: 1, Batch: 3, MergeGap: 1}},
 		{name: "entry-16-no-inplace", layout: dmstore.LayoutConfig{EntrySize: 16, NoInPlace: true}},
 		{name: "entry-64", layout: dmstore.LayoutConfig{EntrySize: 64}, engine: rank.Config{Inflight: 2}},
-	}
+	}...)
 }
 
 // keepsBags tells the configurations that run a Multiset kernel: the

@@ -9,18 +9,24 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dmg-hpc/dmg/rank"
 	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/pkg/errors"
 )
 
 // Defaults of `dmg bench suite`. DefaultVariants is a comma-separated list
-// of NAME=EXTRA-FLAGS (flags split at spaces); a variant whose flags a run
+// of NAME=EXTRA-FLAGS (flags split at spaces), the shared variants
+// (rank.Variants) of DefaultVariantNames; a variant whose flags a run
 // refuses (an unknown flag, a bad value) is recorded as failed, not fatal.
+var (
+	DefaultVariantNames = []string{"naive", "famgraph", "dmg-nomerge", "dmg-direct", "dmg", "no-stage2"}
+	DefaultVariants     = rank.VariantList(",", DefaultVariantNames...)
+)
+
 const (
 	DefaultGraphs   = "kron:14"
 	DefaultAlgos    = "pagerank,bfs"
 	DefaultLayouts  = "cn:2,mn:2"
-	DefaultVariants = "naive=--mode naive,famgraph=--mode famgraph,dmg-nomerge=--no-collab --no-value-pull --no-merge,dmg-direct=--no-collab --no-value-pull,dmg=,no-stage2=--no-steal --no-hubsplit"
 	DefaultBaseline = "naive"
 	DefaultOutDir   = "bench-results"
 )

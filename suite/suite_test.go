@@ -1,8 +1,10 @@
 package suite_test
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/dmg-hpc/dmg/rank"
 	"github.com/dmg-hpc/dmg/suite"
 )
 
@@ -38,5 +40,15 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("Validate() = %v, want ok=%v", err, tt.ok)
 			}
 		})
+	}
+}
+
+// The default variants are the shared ones of those names, every one.
+func TestDefaultVariantsShared(t *testing.T) {
+	if _, err := rank.VariantsNamed(suite.DefaultVariantNames...); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(suite.DefaultVariants, ",") + 1; n != len(suite.DefaultVariantNames) {
+		t.Errorf("DefaultVariants %q has %d variants; want %d", suite.DefaultVariants, n, len(suite.DefaultVariantNames))
 	}
 }
