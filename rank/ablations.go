@@ -106,12 +106,13 @@ func (v Variant) Apply(c *Config) error {
 	if v.Mode != "" {
 		c.Mode = v.Mode
 	}
+	all := AllAblations()
 	for _, name := range v.Ablations {
-		i := slices.IndexFunc(AllAblations(), func(a Ablation) bool { return a.Flag == name })
+		i := slices.IndexFunc(all, func(a Ablation) bool { return a.Flag == name })
 		if i < 0 {
 			return errors.Errorf("rank: variant %s: no ablation --%s", v.Name, name)
 		}
-		*AllAblations()[i].Field(c) = true
+		*all[i].Field(c) = true
 	}
 	return nil
 }

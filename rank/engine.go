@@ -77,9 +77,10 @@ type engine struct {
 	rp  remotePull // rpull.go
 	vpl valuePulls // valuepull.go
 	fam famState   // famgraph.go
-	// prev is what the previous phase left on DM (algo.Spec.Continue):
-	// the chunk's values, or every vertex's (famgraph).
-	prev []uint64
+	// prev is what the previous phase left on DM (algo.Spec.Continue),
+	// from vertex prevLo: the chunk's values, or every vertex's (famgraph).
+	prev   []uint64
+	prevLo uint32
 
 	stats statsState
 	io    wordIO

@@ -13,7 +13,7 @@ import (
 // only readies its statistics.
 func (e *engine) setup(eps []verbs.Endpoint) error {
 	e.stats.perPair, e.stats.count = map[string]float64{}, map[string]int{}
-	e.stats.cpuStart = processCPUSeconds()
+	e.stats.cpuStart, _ = processUsage()
 	if !e.cn {
 		return nil
 	}
@@ -130,17 +130,12 @@ func (e *engine) readPrevious(ep verbs.Endpoint) error {
 	if _, all := e.mode.(famMode); all {
 		lo, hi = 0, e.st.N()
 	}
-	e.prev = make([]uint64, hi-lo)
+	e.prev, e.prevLo = make([]uint64, hi-lo), lo
 	return e.io.read(e.st, ep, attrValue, lo, e.prev)
 }
 
 // prevOwn is the chunk's part of the previous phase's values.
-func (e *engine) prevOwn() []uint64 {
-	if uint32(len(e.prev)) == e.hi-e.lo {
-		return e.prev
-	}
-	return e.prev[e.lo:e.hi]
-}
+func (e *engine) prevOwn() []uint64 { return e.prev[e.lo-e.prevLo : e.hi-e.prevLo] }
 
 // maxMergedRead bounds a READ that joins several reads (the read mergers,
 // the fetcher's gathered runs).

@@ -105,6 +105,12 @@ func (r *Result) add(next *Result) {
 	r.CNCPUSeconds += next.CNCPUSeconds
 	r.MNCPUSeconds += next.MNCPUSeconds
 	r.PeakRSSCN, r.PeakRSSMN = max(r.PeakRSSCN, next.PeakRSSCN), max(r.PeakRSSMN, next.PeakRSSMN)
+	r.setCPUPerEdge()
+}
+
+// setCPUPerEdge is CPUNanosPerEdge from the CNs' CPU and the iterations'
+// active edges.
+func (r *Result) setCPUPerEdge() {
 	var edges uint64
 	for _, it := range r.Iterations {
 		edges += it.ActiveEdges
@@ -233,8 +239,9 @@ func (e *engine) boundary(err error, first bool) (sums, error) {
 	}
 	if !e.cn {
 		v[e.mnVal(e.w.Index, mApply)] = st.mnApplySeconds
-		v[e.mnVal(e.w.Index, mCPU)] = processCPUSeconds() - st.cpuStart
-		v[e.mnVal(e.w.Index, mRSS)] = float64(peakRSSBytes())
+		cpu, rss := processUsage()
+		v[e.mnVal(e.w.Index, mCPU)] = cpu - st.cpuStart
+		v[e.mnVal(e.w.Index, mRSS)] = float64(rss)
 		st.updates.Put(v[vUpdates : vUpdates+update.NumStats])
 	}
 	if serr := e.cfg.Sync(err, v); serr != nil {
@@ -303,8 +310,9 @@ func (e *engine) fillCN(v []float64, first bool) {
 	v[e.cnSlot(e.me, sSumMed)] = st.sumMed
 	v[e.cnSlot(e.me, sSteals)] = float64(st.steals)
 	v[e.cnSlot(e.me, sCache)] = float64(e.cacheBytes())
-	v[e.cnSlot(e.me, sCPU)] = processCPUSeconds() - st.cpuStart
-	v[e.cnSlot(e.me, sRSS)] = float64(peakRSSBytes())
+	cpu, rss := processUsage()
+	v[e.cnSlot(e.me, sCPU)] = cpu - st.cpuStart
+	v[e.cnSlot(e.me, sRSS)] = float64(rss)
 	v[e.cnSlot(e.me, sPush)] = st.phase.push.Seconds()
 	v[e.cnSlot(e.me, sApply)] = st.phase.apply.Seconds()
 	v[e.cnSlot(e.me, sWait)] = st.phase.wait.Seconds()
@@ -462,13 +470,7 @@ func (e *engine) finish(res *Result) error {
 	res.HubDegree = e.cfg.HubDegree
 	res.CNCPUSeconds, res.MNCPUSeconds = last.cpu, last.mnCPU
 	res.PeakRSSCN, res.PeakRSSMN = last.rssCN, last.rssMN
-	var edges uint64
-	for _, it := range res.Iterations {
-		edges += it.ActiveEdges
-	}
-	if edges > 0 {
-		res.CPUNanosPerEdge = last.cpu * 1e9 / float64(edges)
-	}
+	res.setCPUPerEdge()
 	res.ValRDApply = e.cfg.ValRDApply
 	if e.cfg.ValRDApply == "auto" {
 		res.ValRDApply = fmt.Sprintf("auto (cn in %d iterations, mn in %d)", e.stats.count["cn"], e.stats.count["mn"])
