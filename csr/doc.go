@@ -65,10 +65,13 @@
 //
 // # Staged reads
 //
-// With several compute nodes, a text edge list (SNAP, .el, .wel) is read
-// staged (staged.go, OpenStaged): each CN parses only its byte range of
-// the file, cut at line starts (a gzipped file, which cannot be cut, is
-// parsed by CN 0 alone), and what the CNs parsed meets through staging
+// With several compute nodes, a text edge list (SNAP, .el, .wel) or a
+// generator is read staged (staged.go, OpenStaged): each CN parses only
+// its byte range of the file, cut at line starts (a gzipped file, which
+// cannot be cut, is parsed by CN 0 alone), or generates only its range
+// of the generator's blocks (a generator's ids are dense, all of them
+// vertices: steps 2 and 3 below find nothing to map), and what the CNs
+// parsed meets through staging
 // memory in DM that the job provides (Stage: collective steps, and a
 // linear space of bytes on the memory nodes, which take the steps with
 // ServeStaged). The id map is cut into C slices of the id space

@@ -118,28 +118,31 @@ func Generate(spec string, opts Options) (*EdgeList, error) {
 	o.EnsureDefaults()
 	el := &EdgeList{N: uint32(gs.N), Directed: true,
 		Src: make([]uint32, gs.M), Dst: make([]uint32, gs.M)}
-	gs.eachBlock(o.Seed, o.Workers, func(lo uint64, src, dst []uint32) {
+	gs.eachBlock(o.Seed, o.Workers, 0, gs.blocks(), func(lo uint64, src, dst []uint32) {
 		copy(el.Src[lo:], src)
 		copy(el.Dst[lo:], dst)
 	})
 	return el, nil
 }
 
-// eachBlock generates the graph's edges block by block on workers
+// blocks is how many blocks of edges the graph has.
+func (gs GenSpec) blocks() uint64 { return (gs.M + genBlock - 1) / genBlock }
+
+// eachBlock generates the graph's blocks [b0, b1) of edges on workers
 // goroutines and calls fn with each block's first edge index and edges,
 // concurrently and in any order.
-func (gs GenSpec) eachBlock(seed uint64, workers int, fn func(lo uint64, src, dst []uint32)) {
-	nb := (gs.M + genBlock - 1) / genBlock
+func (gs GenSpec) eachBlock(seed uint64, workers int, b0, b1 uint64, fn func(lo uint64, src, dst []uint32)) {
 	var next atomic.Uint64
+	next.Store(b0)
 	var wg sync.WaitGroup
-	for range min(uint64(max(workers, 1)), max(nb, 1)) {
+	for range min(uint64(max(workers, 1)), max(b1-min(b0, b1), 1)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			src, dst := make([]uint32, genBlock), make([]uint32, genBlock)
 			for {
 				b := next.Add(1) - 1
-				if b >= nb {
+				if b >= b1 {
 					return
 				}
 				lo, hi := b*genBlock, min((b+1)*genBlock, gs.M)
@@ -196,23 +199,25 @@ func (gs GenSpec) edge(sc *scrambler, r *blockRNG) (uint32, uint32) {
 		d, _ := bits.Mul64(r.next(), gs.N)
 		return uint32(s), uint32(d)
 	}
+	// Branch-free: each bit is a coin flip the CPU cannot predict.
 	var i, j uint64
 	for l := uint64(0); l < gs.Scale; l++ {
 		x := r.next()
-		ib := uint32(x) > kronAB
-		t := kronANorm
-		if ib {
-			t = kronCNorm
-		}
-		jb := uint32(x>>32) > t
-		if ib {
-			i |= 1 << l
-		}
-		if jb {
-			j |= 1 << l
-		}
+		ib := b2u(uint32(x) > kronAB)
+		t := kronANorm + uint32(ib)*(kronCNorm-kronANorm)
+		i |= ib << l
+		j |= b2u(uint32(x>>32) > t) << l
 	}
 	return uint32(sc.apply(i)), uint32(sc.apply(j))
+}
+
+// b2u is 1 for true, 0 for false (a SETcc, not a branch).
+func b2u(b bool) uint64 {
+	var u uint64
+	if b {
+		u = 1
+	}
+	return u
 }
 
 // scrambler is a seeded bijection on [0, 2^scale): Graph500 permutes

@@ -111,19 +111,27 @@ type idSlices struct {
 // newIDSlices cuts the id space of ids up to maxID, sketched by sk, into
 // cns slices.
 func newIDSlices(sk idSketch, maxID uint64, cns int) idSlices {
-	sl := idSlices{lo: make([]uint64, cns)}
-	words := maxID>>6 + 1
-	if sl.bitmap = words <= sk.estimate()+1<<17; sl.bitmap {
-		sl.words = (words + uint64(cns) - 1) / uint64(cns)
-		for k := range sl.lo {
-			sl.lo[k] = 64 * sl.words * uint64(k)
-		}
+	if maxID>>6+1 <= sk.estimate()+1<<17 {
+		sl := bitmapSlices(maxID, cns)
 		sl.per = int(max(1, min(uint64(cns), sk.estimate()/uint64(cns)/sl.words)))
 		return sl
 	}
+	sl := idSlices{lo: make([]uint64, cns)}
 	ids := slices.Sorted(slices.Values(sk.ID))
 	for k := 1; k < cns && len(ids) > 0; k++ {
 		sl.lo[k] = ids[k*len(ids)/cns] // ascending, as the ids are
+	}
+	return sl
+}
+
+// bitmapSlices cuts the ids 0..maxID into cns slices of bitmaps, a
+// slice per pass (a generator's ids, which every CN knows without a
+// sketch, are sliced so too).
+func bitmapSlices(maxID uint64, cns int) idSlices {
+	sl := idSlices{lo: make([]uint64, cns), bitmap: true, per: 1}
+	sl.words = (maxID>>6 + uint64(cns)) / uint64(cns)
+	for k := range sl.lo {
+		sl.lo[k] = 64 * sl.words * uint64(k)
 	}
 	return sl
 }

@@ -673,7 +673,7 @@ func passes(spec string, o *Options, rc *readConfig) (func(snk sink) (*header, e
 			// a time, in any order: the passes count degrees and fill rows
 			// that the builder sorts, so the order does not show.
 			var mu sync.Mutex
-			gs.eachBlock(o.Seed, o.Workers, func(_ uint64, src, dst []uint32) {
+			gs.eachBlock(o.Seed, o.Workers, 0, gs.blocks(), func(_ uint64, src, dst []uint32) {
 				mu.Lock()
 				defer mu.Unlock()
 				for i := range src {

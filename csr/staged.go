@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/pkg/errors"
 )
@@ -61,15 +62,17 @@ type Boundary struct {
 	Before uint64
 }
 
-// Stageable reports whether OpenStaged reads spec: a regular file (not a
-// FIFO: it is read in ranges, and more than once) holding a text edge
-// list (SNAP, .el, .wel), gzipped or not. It looks at the file, so one
-// rank decides for the job (the MNs may not see the file).
+// Stageable reports whether OpenStaged reads spec: a generator (each CN
+// generates its range of the blocks), or a regular file (not a FIFO: it
+// is read in ranges, and more than once) holding a text edge list
+// (SNAP, .el, .wel), gzipped or not. It looks at the file, so one rank
+// decides for the job (the MNs may not see the file).
 func Stageable(spec string, opts Options) bool {
-	if IsGeneratorSpec(spec) {
-		return false
-	}
 	o := opts
+	if IsGeneratorSpec(spec) {
+		_, err := o.parseGen(spec)
+		return err == nil
+	}
 	path, format, err := resolve(spec, &o)
 	if err != nil {
 		return false
@@ -137,6 +140,9 @@ type stageRange struct {
 	Dropped  uint64   // self-loops the policy drops (every chunk has room for them)
 	Reverse  bool     // edges go to their destination's owner too
 	Weighted bool
+	// Dense is a generator's vertex count: its ids are 0..Dense-1 and
+	// every one is a vertex, edges or not (steps 2 and 3 find nothing).
+	Dense uint64 `json:",omitempty"`
 }
 
 // stagePlan is where a staged read puts what in the staging memory,
@@ -151,6 +157,7 @@ type stagePlan struct {
 	recBytes uint64
 	reverse  bool
 	routed   uint64 // records routed, at most
+	dense    uint64 // the vertices of a generator (stageRange.Dense), else 0
 	// The ids' region (the first Open; stagedids.go), from 0.
 	localOff  []uint64 // lists: CN c's sorted ids from idBase + 8·localOff[c]
 	spillOff  []uint64 // CN c's spilled edges (if it spills) from spillBase + spillOff[c] bytes
@@ -199,9 +206,13 @@ func planStage(all [][]byte) (*stagePlan, []stageRange, error) {
 		if r.Weighted {
 			p.recBytes = 16
 		}
+		p.dense = r.Dense
 	}
 	if p.arrays == 3 && !slices.ContainsFunc(rs, func(r stageRange) bool { return r.Loops }) {
 		p.arrays = 2 // no self-loops to count apart
+	}
+	if p.dense > 0 {
+		return p.planDense(rs), rs, nil
 	}
 	u := union(sk)
 	p.slices = newIDSlices(u, p.maxID, p.cns)
@@ -222,14 +233,32 @@ func planStage(all [][]byte) (*stagePlan, []stageRange, error) {
 	p.mergeBase = p.idBase + 8*local
 	p.spillBase = p.mergeBase + 8*merged
 	p.idBytes = p.spillBase + p.spillOff[p.cns]
+	p.planRouted(rs)
+	return p, rs, nil
+}
+
+// planDense plans a generator's staging memory: its ids need no region
+// (the map is the identity on its p.dense vertices, sliced as bitmaps
+// would be, and nothing is written or merged), its spilled edges do.
+func (p *stagePlan) planDense(rs []stageRange) *stagePlan {
+	p.maxID = p.dense - 1
+	p.slices = bitmapSlices(p.maxID, p.cns)
+	p.nBound = uint32(min(p.dense, MaxVertices))
+	p.idBytes = p.spillOff[p.cns]
+	p.planRouted(rs)
+	return p
+}
+
+// planRouted bounds the records routed: every edge, twice with reverse,
+// and room for every CN's dropped self-loops in every chunk (room).
+func (p *stagePlan) planRouted(rs []stageRange) {
 	p.routed = p.edges
 	if p.reverse {
 		p.routed *= 2
 	}
-	for _, r := range rs { // room for a CN's dropped self-loops in every chunk (room)
+	for _, r := range rs {
 		p.routed += uint64(p.cns) * r.Dropped
 	}
-	return p, rs, nil
 }
 
 // vertices is step 3's counts of ids, a slice's per CN, and the number
@@ -283,8 +312,9 @@ type stagedInput struct {
 	rc           *readConfig
 	lines        *edgeLines
 	kept         *keptEdges
-	spill        *spill // the range's edges, when not kept
-	parsed       bool   // the first parse is done (a later one counts no progress)
+	spill        *spill   // the range's edges, when not kept
+	parsed       bool     // the first parse is done (a later one counts no progress)
+	gen          *GenSpec // a generator's: the range is its blocks [a, b)
 }
 
 // rangeOf is CN c's byte range of a file of size bytes read by cns CNs:
@@ -323,6 +353,10 @@ func rangeOf(f io.ReaderAt, size int64, c, cns int) (a, b int64, err error) {
 // parse parses the range into reused edgeBlocks, external ids (use sees
 // each, in order). It returns the range's lines.
 func (in *stagedInput) parse(use func(p *parsedEdges)) (int64, error) {
+	if in.gen != nil {
+		in.generate(use)
+		return 0, nil
+	}
 	if in.a >= in.b && !in.gz {
 		return 0, nil
 	}
@@ -353,6 +387,26 @@ func (in *stagedInput) parse(use func(p *parsedEdges)) (int64, error) {
 		use(&p)
 		return p.err(in.path, line0)
 	})
+}
+
+// generate generates a generator's range of blocks in parallel, and
+// hands use each block (one at a time, in any order: the rows are
+// sorted, so the order does not show).
+func (in *stagedInput) generate(use func(p *parsedEdges)) {
+	var mu sync.Mutex
+	in.gen.eachBlock(in.o.Seed, in.o.Workers, uint64(in.a), uint64(in.b), func(_ uint64, src, dst []uint32) {
+		mu.Lock()
+		defer mu.Unlock()
+		use(&parsedEdges{blk: &edgeBlock{s32: src, d32: dst, maxID: in.gen.N - 1}})
+	})
+}
+
+// meta is what the input says of itself, edges of it read.
+func (in *stagedInput) meta(edges uint64) *Meta {
+	if in.gen != nil {
+		return &Meta{Name: in.path, Path: in.path, Format: in.format, DeclaredVertices: in.gen.N, InputEdges: edges}
+	}
+	return &Meta{Name: datasetName(in.path), Path: in.path, Format: in.format, InputEdges: edges}
 }
 
 // send hands the range's edges, on dense ids, to snk: the kept ones, or
@@ -522,7 +576,7 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 	if err != nil {
 		return nil, nil, err
 	}
-	meta := &Meta{Name: datasetName(in.path), Path: in.path, Format: in.format, InputEdges: p.edges}
+	meta := in.meta(p.edges)
 	h := &header{n: p.n, directed: true, weighted: in.weighted, meta: meta} // the ids: m
 	sh, meta, err := finishShare(spec, &o, so, s.pass, h, deg, inDeg, lo, hi, topOf(sums), undirected, wantIn)
 	if err != nil {
@@ -549,8 +603,61 @@ func (in *stagedInput) step1(st Stage, spec string, cn, cns int, r *stageRange, 
 	return st.Step(err, payload)
 }
 
-// first is step 1's parse on this CN: its range, its ids sketched.
+// first is step 1's parse on this CN: its range, its ids sketched (a
+// generator's are not: they are dense).
 func (in *stagedInput) first(spec string, cn, cns int, r *stageRange) error {
+	open := in.openRange
+	if IsGeneratorSpec(spec) {
+		open = in.openBlocks
+	}
+	if err := open(spec, cn, cns, r); err != nil {
+		return err
+	}
+	in.kept = newKeptEdges(in.o.keepBytes())
+	dropLoops := in.o.SelfLoops == DropSelfLoops
+	lines, err := in.parse(func(p *parsedEdges) {
+		b := p.blk
+		if r.Dense == 0 {
+			r.Sketch.addBlock(b)
+		}
+		in.kept.add(b)
+		if dropLoops {
+			r.Dropped += loops(b.s32, b.d32) + loops(b.s64, b.d64)
+		} else if !r.Loops {
+			r.Loops = loops(b.s32, b.d32)+loops(b.s64, b.d64) > 0
+		}
+		r.Edges += uint64(b.len())
+		r.MaxID = max(r.MaxID, b.maxID)
+	})
+	r.Lines = lines
+	var ie *InputError
+	if errors.As(err, &ie) && ie.Line > 0 {
+		r.ErrLine, r.ErrMsg = ie.Line, ie.Msg
+		err = nil
+	}
+	in.parsed = true
+	r.Spill = r.Edges > 0 && !in.kept.ok() // (kept edges past the budget are freed already)
+	return err
+}
+
+// openBlocks is a generator's range on CN cn of cns: its share of the
+// blocks of edges (each seeded on its own, so the edges are those of
+// any other cut).
+func (in *stagedInput) openBlocks(spec string, cn, cns int, r *stageRange) error {
+	gs, err := in.o.parseGen(spec)
+	if err != nil {
+		return err
+	}
+	nb := gs.blocks()
+	in.gen, in.path, in.format = &gs, spec, gs.Kind
+	in.a, in.b = int64(uint64(cn)*nb/uint64(cns)), int64(uint64(cn+1)*nb/uint64(cns))
+	r.File, r.Dense = spec, gs.N
+	return nil
+}
+
+// openRange is a text edge list's byte range on CN cn of cns, its
+// reading counted by the progress bar.
+func (in *stagedInput) openRange(spec string, cn, cns int, r *stageRange) error {
 	path, format, err := resolve(spec, in.o)
 	if err != nil {
 		return err
@@ -588,29 +695,7 @@ func (in *stagedInput) first(spec string, cn, cns int, r *stageRange) error {
 	if rc := in.rc; rc != nil && rc.progress != nil {
 		rc.progress.total.Add(in.b - in.a)
 	}
-	in.kept = newKeptEdges(in.o.keepBytes())
-	dropLoops := in.o.SelfLoops == DropSelfLoops
-	lines, err := in.parse(func(p *parsedEdges) {
-		b := p.blk
-		r.Sketch.addBlock(b)
-		in.kept.add(b)
-		if dropLoops {
-			r.Dropped += loops(b.s32, b.d32) + loops(b.s64, b.d64)
-		} else if !r.Loops {
-			r.Loops = loops(b.s32, b.d32)+loops(b.s64, b.d64) > 0
-		}
-		r.Edges += uint64(b.len())
-		r.MaxID = max(r.MaxID, b.maxID)
-	})
-	r.Lines = lines
-	var ie *InputError
-	if errors.As(err, &ie) && ie.Line > 0 {
-		r.ErrLine, r.ErrMsg = ie.Line, ie.Msg
-		err = nil
-	}
-	in.parsed = true
-	r.Spill = r.Edges > 0 && !in.kept.ok() // (kept edges past the budget are freed already)
-	return err
+	return nil
 }
 
 // loops counts the self-loops s[i]→d[i].

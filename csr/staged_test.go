@@ -197,6 +197,14 @@ func TestStagedMatchesShare(t *testing.T) {
 		{"dense el", del, Options{}, ShareOptions{In: true}},
 		{"dense el nothing kept", del, Options{KeepBytes: -1}, ShareOptions{}},
 		{"sparse el second staging memory", sel, Options{KeepBytes: -1}, ShareOptions{}},
+		// Generators: each CN generates its blocks (kron:13 has 2, the
+		// uniform graphs 4 and 1), every vertex a vertex, isolated or not.
+		{"kron", "kron:13", Options{Seed: 3}, ShareOptions{In: true}},
+		{"kron nothing kept", "kron:13", Options{KeepBytes: -1}, ShareOptions{In: true}},
+		{"kron kept overflows", "kron:13", Options{KeepBytes: 300_000}, ShareOptions{In: true}},
+		{"kron undirected windows", "kron:13", Options{Undirected: true, Weighted: true}, ShareOptions{RowBytes: 60_000, Align: 4}},
+		{"uniform drop loops keep dups", "uniform:3000:200000", Options{SelfLoops: DropSelfLoops, Duplicates: KeepDuplicates}, ShareOptions{In: true}},
+		{"uniform mostly isolated", "uniform:100000:1000", Options{}, ShareOptions{In: true}},
 	} {
 		cnsList, cuts := []int{1, 2, 3, 5}, []string{"even", "lopsided", "balanced"}
 		if testing.Short() { // -race in CI: two CN counts, one cut each

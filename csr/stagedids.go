@@ -38,6 +38,9 @@ func (s *staged) endpoints(f func(a32 []uint32, a64 []uint64)) error {
 // its region (the step's payload), the end last.
 func (s *staged) writeSlices() ([]byte, error) {
 	p, sl := s.p, &s.p.slices
+	if p.dense > 0 {
+		return nil, nil // a generator's ids: the identity
+	}
 	if sl.bitmap { // sl.per slices a pass
 		buf := make([]uint64, sl.words*uint64(sl.per))
 		for _, g := range s.groups(nil) {
@@ -139,6 +142,13 @@ func (p *stagePlan) mergedAt(pos [][]uint64, k int) uint64 {
 // merged and written back; it returns how many ids the slice has.
 func (s *staged) mergeSlice(pos [][]uint64) (uint64, error) {
 	p, k := s.p, s.cn
+	if p.dense > 0 { // every id of the slice's below dense
+		lo, span, ok := p.slices.span(k)
+		if !ok || lo >= p.dense {
+			return 0, nil
+		}
+		return min(span, p.dense-1-lo) + 1, nil
+	}
 	at := p.mergeBase + 8*p.mergedAt(pos, k)
 	if p.slices.bitmap {
 		bm := make([]uint64, p.slices.words)

@@ -27,7 +27,7 @@ func streams(co csr.Options, in, out string) bool {
 	if err != nil || t.How != outfile.Replace {
 		return false
 	}
-	return co.Duplicates == csr.KeepDuplicates && csr.Stageable(in, co) && !strings.HasSuffix(strings.ToLower(out), ".gz")
+	return co.Duplicates == csr.KeepDuplicates && csr.Stageable(in, co) && !csr.IsGeneratorSpec(in) && !strings.HasSuffix(strings.ToLower(out), ".gz")
 }
 
 // convertJob is `dmg convert IN OUT` on every rank of a launcher's job

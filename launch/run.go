@@ -83,7 +83,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&r.engine.Batch, "batch", d.Batch, "vertices per task claimed by a worker (at most one loading batch)")
 	fs.StringVar(&r.mnMem, "mn-mem", "", "pool size of each memory node, e.g. 8GiB (default: what the graph and mailboxes need plus 64 KiB)")
 	fs.StringVar(&r.loadMem, "load-mem", "1GiB", "a compute node's loading memory: it keeps up to `SIZE` of a text edge list's or Graphalytics graph's parsed edges (8 B per edge, 16 with weights) from its first pass for the later ones, which otherwise parse the input again, or in a staged read of a text edge list read them from the memory nodes, where the CN spills them (0 keeps nothing), and builds its share's rows (4 B per edge, 12 with weights) whole if they fit SIZE (at least 1MiB), else window by window, each window costing two more passes over the input")
-	fs.BoolVar(&r.noStage, "no-stage", false, "every compute node parses the whole text edge list, instead of each its byte range with the edges meeting their owners in staging memory on the memory nodes (with 2 or more compute nodes)")
+	fs.BoolVar(&r.noStage, "no-stage", false, "every compute node parses the whole text edge list (or generates the whole graph), instead of each its byte range (its blocks) with the edges meeting their owners in staging memory on the memory nodes (with 2 or more compute nodes)")
 	fs.StringVar(&r.fabric, "fabric", "", fabricUsage)
 	fs.StringVar(&r.cxlDir, "cxl-dir", "", cxlDirUsage)
 	fs.StringVar(&r.cxlDev, "cxl-dev", "", cxlDevUsage)

@@ -46,7 +46,8 @@ func writeSparseEdges(t *testing.T, dir, name string, scale int, spread uint64) 
 // the all-active ones on tcp, whose CNs keep no edges and spill them to
 // DM), and the serial verifier accepts them. The unweighted graph's ids
 // are too sparse for a bitmap (they meet as sorted lists), the weighted
-// one's are not.
+// one's are not. A generated graph is staged too (each CN generates its
+// blocks), its dense ids never mapped.
 func TestStagedRead(t *testing.T) {
 	if testing.Short() {
 		t.Skip("mpirun integration test")
@@ -59,11 +60,23 @@ func TestStagedRead(t *testing.T) {
 		np            int
 		algos         []string
 		mem           string
-	}{{"cn:2,mn:1", "shm", 3, []string{"bfs", "sssp"}, "1GiB"}, {"cn:3,mn:2", "tcp", 5, []string{"pagerank", "wcc"}, "0"}} {
+		gen           string // a generator, else the edge lists
+	}{
+		{"cn:2,mn:1", "shm", 3, []string{"bfs", "sssp"}, "1GiB", ""},
+		{"cn:3,mn:2", "tcp", 5, []string{"pagerank", "wcc"}, "0", ""},
+		{"cn:3,mn:1", "shm", 4, []string{"sssp", "pagerank"}, "1GiB", "kron:13"},
+	} {
 		for _, a := range c.algos {
-			t.Run(c.roles+"/"+c.fabric+"/"+a, func(t *testing.T) {
+			name := c.roles + "/" + c.fabric + "/" + a
+			if c.gen != "" {
+				name += "/" + c.gen
+			}
+			t.Run(name, func(t *testing.T) {
 				graph := el
-				if a == "sssp" {
+				switch {
+				case c.gen != "":
+					graph = c.gen
+				case a == "sssp":
 					graph = wel
 				}
 				var outs [2][]byte
