@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dustin/go-humanize"
+
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/csr"
 	"github.com/dmg-hpc/dmg/rank"
@@ -171,9 +173,13 @@ func (x *execution) read() error {
 		x.wantIn = cfg.Pool != nil
 	}
 	var err error
+	x.out.CNMem = cfg.CNMem
 	if w.Role == spmd.CN {
 		if x.sh, x.spec, err = prepare(cfg, x.alg, x.wantIn, x.out, w, x.stg); err == nil {
 			x.top = x.sh.Top
+			err = fitsBudget(cfg.CNMem, w.Index, x.sh.Hi-x.sh.Lo)
+		}
+		if err == nil {
 			x.facts, err = measure(w, cfg, x.alg, x.sh, x.out.Chunks)
 		}
 	} else if x.stg != nil {
@@ -186,6 +192,18 @@ func (x *execution) read() error {
 		x.out.StagedBytes = x.stg.bytes()
 	}
 	return nil
+}
+
+// fitsBudget refuses a CN budget (--cn-mem; 0: none) that cannot hold
+// the vertex state of CN k's chunk of n vertices, which the engine keeps
+// for the whole run.
+func fitsBudget(budget uint64, k int, n uint32) error {
+	need := rank.MinCacheBytes(uint64(n))
+	if budget == 0 || need <= budget {
+		return nil
+	}
+	return &rank.ParamError{Msg: fmt.Sprintf("--cn-mem %s is too small for CN %d's chunk: its %s vertices need %s of vertex state; expected at least that, or more CNs",
+		humanize.IBytes(budget), k, humanize.Comma(int64(n)), humanize.IBytes(need))}
 }
 
 // settle agrees on the graph's shape and traits (every rank learns them),

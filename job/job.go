@@ -44,6 +44,11 @@ type Config struct {
 	// MNMem is each MN's pool size; 0 sizes pools to the graph plus
 	// headroom.
 	MNMem uint64
+	// CNMem is each CN's memory budget (--cn-mem): its chunk's vertex
+	// state must fit it (rank.MinCacheBytes), and the loading
+	// (RowBytes, Csr.KeepBytes) and the value pull
+	// (Engine.ValuePullMax) take their parts of it; 0: no budget.
+	CNMem uint64
 	// Open opens the data path (memfab or fabric) with the given config.
 	Open   func(cfg verbs.Config) (verbs.Network, error)
 	Engine rank.Config
@@ -121,14 +126,16 @@ type Outcome struct {
 	// edge list used in DM (csr.OpenStaged); 0 when every CN read the
 	// whole input.
 	StagedBytes uint64
-	Layout      *dmstore.Layout
-	Degrees     csr.DegreeSummary // LoadOnly, rank 0
-	Provider    string
-	Workers     int // goroutines per CN
-	NICProfile  string
-	Mode        string
-	Ablations   []string
-	LoadS       float64
+	// CNMem is the CNs' budget (Config.CNMem).
+	CNMem      uint64
+	Layout     *dmstore.Layout
+	Degrees    csr.DegreeSummary // LoadOnly, rank 0
+	Provider   string
+	Workers    int // goroutines per CN
+	NICProfile string
+	Mode       string
+	Ablations  []string
+	LoadS      float64
 	// Pooled is the graph's name when the job ran on a served pool's
 	// graph (LoadS is then the attach: lease, descriptor, regions), and
 	// Recut says the attach cut a view of it for this job's compute

@@ -380,6 +380,11 @@ func TestBadInputLocalOnce(t *testing.T) {
 		{"peer-timeout 1ns", []string{"--local", "--roles", "cn:1,mn:1", "run", "--algo", "bfs", "--graph", "kron:8", "--peer-timeout", "1ns"}, "--peer-timeout 1ns; expected 0 (no watch) or at least 2s"},
 		{"peer-timeout 1.9s", run("bfs", "--peer-timeout", "1.9s"), "--peer-timeout 1.9s"},
 		{"load, bad mn-mem", []string{"--local", "--roles", "cn:2,mn:2", "load", "--graph", "kron:8", "--mn-mem", "1EiB"}, "--mn-mem 1EiB"},
+		{"cn-mem above the machine's memory", run("bfs", "--cn-mem", "100TiB"), "--cn-mem 100TiB for each of the 2 CN(s) on this host would need 200 TiB"},
+		{"cn-mem below the least", run("bfs", "--cn-mem", "1MiB"), "--cn-mem 1MiB; expected at least 4.0 MiB"},
+		{"bad cn-mem", run("bfs", "--cn-mem", "lots"), `--cn-mem "lots" is not a size`},
+		{"load-mem above cn-mem", run("bfs", "--cn-mem", "64MiB", "--load-mem", "128MiB"), "--load-mem 128MiB is more than --cn-mem 64MiB"},
+		{"cn-mem below the chunk's state", []string{"--local", "--roles", "cn:1,mn:1", "run", "--algo", "bfs", "--graph", "kron:18", "--cn-mem", "4MiB"}, "--cn-mem 4.0 MiB is too small for CN 0's chunk: its 262,144 vertices need 7.0 MiB of vertex state"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 
 // fuzzedFlags are the run flags that take a value the harness checks.
 var fuzzedFlags = []string{"damping", "alpha", "dense-threshold", "pull-threshold", "iterations", "batch", "workers",
-	"inflight", "timeout", "peer-timeout", "source", "hub-degree", "refrd-min", "sparse-valrd-min", "seed", "entry-size", "merge-gap", "mn-mem", "load-mem", "nic-profile"}
+	"inflight", "timeout", "peer-timeout", "source", "hub-degree", "refrd-min", "sparse-valrd-min", "seed", "entry-size", "merge-gap", "mn-mem", "load-mem", "cn-mem", "nic-profile"}
 
 // Any value of any run flag is accepted, or refused as bad input with one
 // line naming the flag — never a panic.

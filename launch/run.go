@@ -45,6 +45,7 @@ type runFlags struct {
 	workers     int
 	mnMem       string
 	loadMem     string
+	cnMem       string
 	fabric      string
 	cxlDir      string
 	cxlDev      string
@@ -82,7 +83,8 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&r.engine.Inflight, "inflight", d.Inflight, "goroutines per worker, each with its own endpoint, keeping several batches in flight (raise it on fabrics with µs latency)")
 	fs.IntVar(&r.engine.Batch, "batch", d.Batch, "vertices per task claimed by a worker (at most one loading batch)")
 	fs.StringVar(&r.mnMem, "mn-mem", "", "pool size of each memory node, e.g. 8GiB (default: what the graph and mailboxes need plus 64 KiB)")
-	fs.StringVar(&r.loadMem, "load-mem", "1GiB", "a compute node's loading memory: it keeps up to `SIZE` of a text edge list's or Graphalytics graph's parsed edges (8 B per edge, 16 with weights) from its first pass for the later ones, which otherwise parse the input again, or in a staged read of a text edge list read them from the memory nodes, where the CN spills them (0 keeps nothing), and builds its share's rows (4 B per edge, 12 with weights) whole if they fit SIZE (at least 1MiB), else window by window, each window costing two more passes over the input")
+	fs.StringVar(&r.cnMem, "cn-mem", "1GiB", "a compute node's memory budget (`SIZE`) for the graph: its chunk's vertex state (28 B a vertex) must fit it; loading takes half (--load-mem) and the value pull's word per vertex of the graph is taken only while it fits the other half; the report gives the CNs' peak RSS beside it")
+	fs.StringVar(&r.loadMem, "load-mem", "", "a compute node's loading memory, part of --cn-mem (default: half of it): it keeps up to `SIZE` of a generated graph's, a text edge list's or Graphalytics graph's parsed edges (8 B per edge, 16 with weights) from its first pass for the later ones, which otherwise parse the input again, or in a staged read of a text edge list read them from the memory nodes, where the CN spills them (0 keeps nothing), and builds its share's rows (4 B per edge, 12 with weights) whole if they fit SIZE (at least 1MiB), else window by window, each window costing two more passes over the input")
 	fs.BoolVar(&r.noStage, "no-stage", false, "every compute node parses the whole text edge list (or generates the whole graph), instead of each its byte range (its blocks) with the edges meeting their owners in staging memory on the memory nodes (with 2 or more compute nodes)")
 	fs.StringVar(&r.fabric, "fabric", "", fabricUsage)
 	fs.StringVar(&r.cxlDir, "cxl-dir", "", cxlDirUsage)
@@ -194,7 +196,7 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 		}
 		cfg.MNMem = b
 	}
-	b, err := sizeFlag("load-mem", r.loadMem, "1GiB or 0", 1<<62)
+	b, err := r.budgets(j, &cfg)
 	if err != nil {
 		return cfg, err
 	}
@@ -298,6 +300,41 @@ func (r *runFlags) sourceIDs() ([]uint64, error) {
 		ids = append(ids, id)
 	}
 	return ids, nil
+}
+
+// minCNMem is the least --cn-mem: a process with a few windows' rows.
+const minCNMem = 4 << 20
+
+// budgets reads --cn-mem into cfg (its value pull's part too) and
+// returns the loading memory: --load-mem, at most the budget it is part
+// of, or half of the budget. A budget set above what the CNs on this
+// host can have together is refused.
+func (r *runFlags) budgets(j *Job, cfg *job.Config) (uint64, error) {
+	cn, err := sizeFlag("cn-mem", r.cnMem, "1GiB", 1<<62)
+	if err != nil {
+		return 0, err
+	}
+	if cn < minCNMem {
+		return 0, BadInputf("launch: --cn-mem %s; expected at least %s", r.cnMem, hb(minCNMem))
+	}
+	if r.fs.Changed("cn-mem") { // (on every rank: the hosts agree)
+		err := sizes.This().Check(fmt.Sprintf("--cn-mem %s for each of the %d CN(s) on this host", r.cnMem, j.HostCNs()), uint64(j.HostCNs()), cn)
+		if err != nil {
+			err = BadInput(err)
+		}
+		if err := j.Agree(err); err != nil {
+			return 0, err
+		}
+	}
+	cfg.CNMem, cfg.Engine.ValuePullMax = cn, cn/2
+	if r.loadMem == "" {
+		return cn / 2, nil
+	}
+	load, err := sizeFlag("load-mem", r.loadMem, "1GiB or 0", 1<<62)
+	if err == nil && load > cn {
+		err = BadInputf("launch: --load-mem %s is more than --cn-mem %s; expected at most the budget it is part of", r.loadMem, r.cnMem)
+	}
+	return load, err
 }
 
 // check checks every numeric flag on its own, so the message names the one
@@ -562,6 +599,8 @@ type runReport struct {
 	CNPeakRSSBytes      uint64 `json:"cn_peak_rss_bytes,omitempty"`
 	MNPeakRSSBytes      uint64 `json:"mn_peak_rss_bytes,omitempty"`
 	ProcessPeakRSSBytes uint64 `json:"process_peak_rss_bytes,omitempty"`
+	// CNMemBytes is each CN's budget (--cn-mem).
+	CNMemBytes uint64 `json:"cn_mem_bytes"`
 }
 
 type verbsReport struct {
@@ -642,6 +681,7 @@ func newRunReport(j *Job, out *job.Outcome) *runReport {
 	r.Updates, r.ValRDApply, r.InPlaceShare = out.Result.Updates, out.Result.ValRDApply, out.InPlaceShare
 	r.CNCacheBytesMax = out.Result.MaxCacheBytes
 	r.CNPeakRSSBytes, r.MNPeakRSSBytes = out.Result.PeakRSSCN, out.Result.PeakRSSMN
+	r.CNMemBytes = out.CNMem
 	if j.Opts.Local {
 		r.ProcessPeakRSSBytes = max(r.CNPeakRSSBytes, r.MNPeakRSSBytes)
 		r.CNPeakRSSBytes, r.MNPeakRSSBytes = 0, 0
@@ -728,11 +768,15 @@ func (r *runReport) print(j *Job) {
 		r.Balance.Imbalance, r.Balance.TailRatio, hn(r.Balance.Steals), r.Balance.HubDegree)
 	fmt.Fprintf(w, "modelled fabric time on %s: %.4fs; CPU during compute: CNs %.2fs (%.1f ns per edge), MNs %.2fs\n", r.NICProfile, r.ModeledFabricS, r.CNCPUSeconds, r.CPUNanosPerEdge, r.MNCPUSeconds)
 	rss := ""
+	budget := ""
+	if r.CNMemBytes > 0 {
+		budget = fmt.Sprintf(" (budget %s, --cn-mem)", hb(r.CNMemBytes))
+	}
 	switch {
 	case r.CNPeakRSSBytes > 0 && r.MNPeakRSSBytes > 0:
-		rss = fmt.Sprintf("; peak RSS %s per CN, %s per MN (the largest)", hb(r.CNPeakRSSBytes), hb(r.MNPeakRSSBytes))
+		rss = fmt.Sprintf("; peak RSS %s per CN%s, %s per MN (the largest)", hb(r.CNPeakRSSBytes), budget, hb(r.MNPeakRSSBytes))
 	case r.CNPeakRSSBytes > 0:
-		rss = fmt.Sprintf("; peak RSS %s per CN (the largest)", hb(r.CNPeakRSSBytes))
+		rss = fmt.Sprintf("; peak RSS %s per CN%s (the largest)", hb(r.CNPeakRSSBytes), budget)
 	case r.ProcessPeakRSSBytes > 0:
 		rss = fmt.Sprintf("; peak RSS %s (every rank in this one process)", hb(r.ProcessPeakRSSBytes))
 	}

@@ -166,7 +166,7 @@ func TestJSONOnStdout(t *testing.T) {
 	if rep.CNRSS < max(rep.CNCache, 4<<20) || rep.CNRSS > 4<<30 || len(rep.MNUsed) == 0 || rep.MNRSS < max(rep.MNUsed[0], 4<<20) || rep.MNRSS > 4<<30 {
 		t.Errorf("peak RSS: CN %d bytes (cache %d), MN %d bytes (used %v)", rep.CNRSS, rep.CNCache, rep.MNRSS, rep.MNUsed)
 	}
-	if !strings.Contains(res.Stderr, "per CN, ") || !strings.Contains(res.Stderr, " per MN (the largest)") {
+	if !strings.Contains(res.Stderr, "per CN (budget 1.0 GiB, --cn-mem), ") || !strings.Contains(res.Stderr, " per MN (the largest)") {
 		t.Errorf("text report lacks the peak RSS:\n%s", res.Stderr)
 	}
 	if rep.Version == "" || !strings.Contains(rep.Command, "--algo bfs") || rep.Parameters.Source == nil ||

@@ -22,6 +22,12 @@ func writeSparseEdges(t *testing.T, dir, name string, scale int, spread uint64) 
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
+	if strings.HasSuffix(name, ".bel") { // the graph itself, its ids 0..N-1
+		if err := csr.WriteBinary(&b, g, csr.BinaryOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return writeFile(t, dir, name, b.Bytes())
+	}
 	b.WriteString("# sparse ids\n")
 	for v := range g.N {
 		for i, d := range g.Neighbors(v) {
@@ -32,8 +38,14 @@ func writeSparseEdges(t *testing.T, dir, name string, scale int, spread uint64) 
 			b.WriteByte('\n')
 		}
 	}
+	return writeFile(t, dir, name, b.Bytes())
+}
+
+// writeFile writes b to dir/name and returns its path.
+func writeFile(t *testing.T, dir, name string, b []byte) string {
+	t.Helper()
 	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p

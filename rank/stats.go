@@ -493,13 +493,18 @@ func (e *engine) finish(res *Result) error {
 // endpoints are the workers' endpoints and the puller's.
 func (e *engine) endpoints() []verbs.Endpoint { return e.eps }
 
+// MinCacheBytes is the least state a CN keeps for a chunk of n vertices,
+// whatever the kernel and the mode: a value, an accumulator, a
+// contribution and a degree per vertex (cacheBytes adds the rest).
+func MinCacheBytes(n uint64) uint64 { return n * (8 + 8 + 8 + 4) }
+
 // cacheBytes is the CN's per-vertex state: values, accumulators,
 // contributions, degrees and the frontier of its chunk, plus what the mode
 // keeps (famgraph: the whole index and every vertex's value and
 // accumulator) and the triangle operator's buffers (bounded per worker).
 func (e *engine) cacheBytes() uint64 {
 	n := uint64(e.hi - e.lo)
-	b := n*(8+8+8+4) + 8*uint64(len(e.front.bits)) + 8*uint64(len(e.reached))
+	b := MinCacheBytes(n) + 8*uint64(len(e.front.bits)) + 8*uint64(len(e.reached))
 	// The other chunks' contributions (the value pull) and frontier bits
 	// (the bottom-up step).
 	b += 8*(uint64(len(e.vpl.far))-min(uint64(len(e.vpl.far)), n)) + 8*uint64(len(e.bu.remote))
