@@ -32,7 +32,7 @@ APT_PKGS   := openmpi-bin libopenmpi-dev libfabric-dev libfabric-bin pkg-config 
               slurm-wlm munge libpmix-dev
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-unit test-race test-fuzz test-integration demo bench lint clean
+.PHONY: all deps build test test-unit test-race test-fuzz test-integration demo bench bench-scale lint clean
 
 all: build
 
@@ -86,6 +86,17 @@ bench: build
 		$$(grep -rl --include='*_test.go' '^func Benchmark' . | xargs -rn1 dirname | sort -u)
 	$(BIN) bench suite --graphs $(BENCH_GRAPHS) --layouts $(BENCH_LAYOUTS) --reps $(BENCH_REPS) --iterations $(BENCH_ITERATIONS) \
 		--mpirun '$(MPIRUN)' --timeout 3m --out-dir $(BENCH_OUT)
+
+## bench-scale: the load and compute of kron:20, 22 and 24 (SCALE_GRAPHS) under
+## mpirun with cn:2,mn:2: load and compute time, CN and MN peak RSS and DM
+## bytes per edge against |E|, one line per kernel (scale_*.png in
+## bench-scale/; about 15 minutes on two cores)
+bench-scale: SCALE_GRAPHS ?= kron:20,kron:22,kron:24
+bench-scale: SCALE_ALGOS ?= pagerank,bfs,wcc,sssp
+bench-scale: SCALE_OUT ?= bench-scale
+bench-scale: build
+	$(BIN) bench suite --graphs $(SCALE_GRAPHS) --algos $(SCALE_ALGOS) --layouts $(ROLES) --reps 1 --iterations 5 \
+		--variants dmg= --baseline dmg --mpirun '$(MPIRUN)' --timeout 20m --out-dir $(SCALE_OUT)
 
 ## lint: gofmt and go vet
 lint:

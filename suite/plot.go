@@ -27,6 +27,13 @@ const (
 	PlotFabricVsCN    = "fabric_vs_cn.png"
 	PlotFabricVsMN    = "fabric_vs_mn.png"
 	PlotTail          = "tail_ratio.png"
+	// Against the graph's size, when the suite has graphs of several
+	// sizes (make bench-scale): one line per variant, kernel and layout.
+	PlotScaleLoad    = "scale_load.png"
+	PlotScaleCompute = "scale_compute.png"
+	PlotScaleCNRSS   = "scale_cn_peak_rss.png"
+	PlotScaleMNRSS   = "scale_mn_peak_rss.png"
+	PlotScaleDMBytes = "scale_dm_bytes_per_edge.png"
 )
 
 // drawPlots draws every plot it has data for and returns the files
@@ -87,6 +94,29 @@ func drawPlots(dir string, sums []Summary) (files, notes []string) {
 			return barPlot(p, "Tail ratio (max/median worker busy time)", "tail ratio", sums, get(MetricTail), true)
 		}},
 	}
+	if sizes(sums) > 1 {
+		mib := func(m string) func(Summary) (float64, bool) {
+			return func(s Summary) (float64, bool) { x, ok := s.Median[m]; return x / (1 << 20), ok }
+		}
+		perEdge := func(s Summary) (float64, bool) {
+			b, ok := s.Median[MetricMNUsed]
+			e := s.Median[MetricEdges]
+			return b / e, ok && e > 0
+		}
+		scale := func(file, title, ylabel string, value func(Summary) (float64, bool)) {
+			jobs = append(jobs, struct {
+				file string
+				draw func(path string) (bool, error)
+			}{file, func(p string) (bool, error) {
+				return linePlot(p, title+" against |E|", "|E| (millions of edges)", ylabel, sums, edgesOf, cellOf, value)
+			}})
+		}
+		scale(PlotScaleLoad, "Load time", "load s", get(MetricLoad))
+		scale(PlotScaleCompute, "Compute time", "compute s", get(MetricCompute))
+		scale(PlotScaleCNRSS, "Peak RSS per CN", "CN peak RSS (MiB)", mib(MetricCNRSS))
+		scale(PlotScaleMNRSS, "Peak RSS per MN", "MN peak RSS (MiB)", mib(MetricMNRSS))
+		scale(PlotScaleDMBytes, "DM bytes per edge", "bytes in the MNs' pools / |E|", perEdge)
+	}
 	for _, j := range jobs {
 		ok, err := safeDraw(filepath.Join(dir, j.file), j.draw)
 		switch {
@@ -100,6 +130,22 @@ func drawPlots(dir string, sums []Summary) (files, notes []string) {
 	}
 	return files, notes
 }
+
+// sizes is how many graph sizes (edge counts) the summaries span.
+func sizes(sums []Summary) int {
+	seen := map[int]bool{}
+	for _, s := range sums {
+		seen[edgesOf(s)] = true
+	}
+	return len(seen)
+}
+
+// edgesOf is a summary's graph size, in millions of edges.
+func edgesOf(s Summary) int { return int(math.Round(s.Median[MetricEdges] / 1e6)) }
+
+// cellOf names a line of a scale plot: the variant, kernel and layout
+// (the graph is its x).
+func cellOf(s Summary) string { return s.Variant + " " + s.Algo + " " + s.Layout }
 
 // safeDraw turns a plotting panic into an error.
 func safeDraw(path string, draw func(string) (bool, error)) (ok bool, err error) {

@@ -47,6 +47,11 @@ const (
 	MetricCNCache     = "cn_cache_bytes_max"
 	MetricFabric      = "modeled_fabric_s"
 	MetricTail        = "balance.tail_ratio"
+	MetricLoad        = "times.load_s"
+	MetricEdges       = "graph.edges"
+	MetricCNRSS       = "cn_peak_rss_bytes"
+	MetricMNRSS       = "mn_peak_rss_bytes"
+	MetricMNUsed      = "mn_used_bytes" // summed over the MNs
 )
 
 // Ratio keys of Summary.Ratio, against the baseline variant.

@@ -177,13 +177,29 @@ func TestReport(t *testing.T) {
 	allFailed := func() []suite.Row {
 		return []suite.Row{failed("g", "wcc", 1, 1, "naive", 0, suite.Failed, "exit 1")}
 	}
+	scale := []string{suite.PlotScaleLoad, suite.PlotScaleCompute, suite.PlotScaleCNRSS, suite.PlotScaleMNRSS, suite.PlotScaleDMBytes}
+	// Two kernels on graphs of three sizes, one layout: the scale plots.
+	sized := func() []suite.Row {
+		var rows []suite.Row
+		for i, g := range []string{"kron:20", "kron:22", "kron:24"} {
+			e := float64(int(31e6) << (2 * i))
+			for _, a := range []string{"pagerank", "bfs"} {
+				mm := m(float64(1+i), 1, 1)
+				mm[suite.MetricEdges], mm[suite.MetricLoad] = e, e/5e6
+				mm[suite.MetricCNRSS], mm[suite.MetricMNRSS], mm[suite.MetricMNUsed] = e, 4*e, 20*e
+				rows = append(rows, row(g, a, 2, 2, "dmg", 0, mm))
+			}
+		}
+		return rows
+	}
 	tests := []struct {
 		name    string
 		rows    []suite.Row
 		plots   []string // must exist
 		noPlots []string // must not exist, with a note
 	}{
-		{"two layouts", syntheticRows(), all, nil},
+		{"two layouts", syntheticRows(), all, scale},
+		{"graphs of three sizes", sized(), append([]string{suite.PlotCNCache}, scale...), nil},
 		{"one layout, no tail ratio", oneLayout(), all[:6], all[6:]},
 		{"nothing succeeded", allFailed(), nil, all},
 	}
@@ -210,7 +226,7 @@ func TestReport(t *testing.T) {
 				if _, err := os.Stat(filepath.Join(dir, p)); err == nil {
 					t.Errorf("%s drawn without data", p)
 				}
-				if !strings.Contains(notes.String(), p) {
+				if !strings.Contains(notes.String(), p) && !strings.HasPrefix(p, "scale_") { // (drawn only for several sizes)
 					t.Errorf("no note about %s in %q", p, notes.String())
 				}
 			}
