@@ -440,7 +440,37 @@ func (e *engine) updateLane(wk *worker, w int, a, b uint32) error {
 			return err
 		}
 	}
+	// A dense iteration's values wait (iterate marks them behind); a CN
+	// applying densely for its own reasons writes them, as the others,
+	// which do not know it, will not catch them up.
+	if e.it.dense && e.lazyValues() {
+		return nil
+	}
 	return wk.io.write(e.st, wk.ep, attrValue, a, e.val[a-e.lo:b-e.lo])
+}
+
+// lazyValues says whether a dense iteration's apply leaves the values on
+// DM behind:
+// nobody reads them before the next prune of direct candidates (a
+// monotone kernel's sparse push), the end of the program (rank 0's
+// gather, the next phase) or never, so they are written then, once,
+// instead of every iteration (catchUpValues). Famgraph reads every
+// value each iteration and the triangle operator its hubs': they are
+// written as they change. The same on every rank (the mode and the
+// kernel), so the catch-ups are collective.
+func (e *engine) lazyValues() bool {
+	_, fam := e.mode.(famMode)
+	return !fam && !e.spec.Triangles
+}
+
+// catchUpValues writes the own chunk's values to DM (a CN's part; the
+// caller's Sync makes them visible) when a dense apply left them behind.
+func (e *engine) catchUpValues() error {
+	e.valuesBehind = false
+	if !e.cn {
+		return nil
+	}
+	return e.io.write(e.st, e.wks[0].ep, attrValue, e.lo, e.val)
 }
 
 // gatherTouched is worker 0's start of a sparse apply: it reads the own

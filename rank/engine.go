@@ -3,6 +3,7 @@ package rank
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/pkg/errors"
@@ -48,14 +49,17 @@ type engine struct {
 	front   *frontier
 	lanes   []uint32 // the workers' destination ranges, 64-aligned
 
-	gang   *gang
-	eps    []verbs.Endpoint // the workers' and the puller's
-	queue  *balance.Queue
-	wks    []*worker
-	tasks  []balance.Task // the dense tasks, planned once
-	sparse []balance.Task // this sparse iteration's tasks (indices into the frontier list)
-	pol    policy         // chooses each iteration's plan
-	it     plan
+	gang *gang
+	eps  []verbs.Endpoint // the workers' and the puller's
+	// valuesBehind: a dense apply left the own chunk's values on DM
+	// behind the cache (lazyValues); catchUpValues writes them.
+	valuesBehind bool
+	queue        *balance.Queue
+	wks          []*worker
+	tasks        []balance.Task // the dense tasks, planned once
+	sparse       []balance.Task // this sparse iteration's tasks (indices into the frontier list)
+	pol          policy         // chooses each iteration's plan
+	it           plan
 
 	// Per-iteration state of the apply: what worker 0 read of the
 	// chunk's regions, the mailboxes' drain, the sparse apply's vertices.
@@ -251,6 +255,7 @@ func runProgram(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoin
 	start := time.Now()
 	e.vpl.on = e.valuePulls()
 	e.pol = newPolicy(e)
+	e.stats.countFrom(append(slices.Clone(eps), puller))
 	if e.spec.Continue {
 		var ep verbs.Endpoint
 		if e.cn {
@@ -314,6 +319,13 @@ func (e *engine) iterate(prev sums, s *IterStats) (sums, error) {
 		}
 	}
 	e.vpl.stale = e.it.sparseT
+	if e.valuesBehind && e.spec.Monotone && e.it.remote == viaDirect && !e.it.bottomUp {
+		// The push prunes direct candidates against the values on DM:
+		// stale ones would prune fewer.
+		if err := sync(e.catchUpValues(), nil); err != nil {
+			return sums{}, err
+		}
+	}
 	if e.cn {
 		err = e.push()
 	}
@@ -340,6 +352,7 @@ func (e *engine) iterate(prev sums, s *IterStats) (sums, error) {
 	if e.cn {
 		err = e.apply()
 	}
+	e.valuesBehind = e.valuesBehind || e.it.dense && e.lazyValues()
 	ph.apply = time.Since(t)
 	if e.mode.exchanges() {
 		if err := sync(err, nil); err != nil {

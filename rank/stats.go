@@ -147,6 +147,10 @@ type sums struct {
 
 // statsState is what a rank keeps between boundaries.
 type statsState struct {
+	// base is every endpoint's counters when the program started: what
+	// the job did on them before (the load, a previous phase) is not
+	// the program's.
+	base map[verbs.Endpoint]verbs.Counters
 	// Per endpoint: the counters at the last boundary.
 	lastTotal []verbs.Counters
 	lastPerMN [][]verbs.Counters
@@ -276,7 +280,7 @@ func (e *engine) fillCN(v []float64, first bool) {
 	p := e.cfg.Profile
 	for i, ep := range eps {
 		cur := verbs.ReadCounters(ep, st.curPerMN)
-		total.Add(cur)
+		total.Add(cur.Sub(st.base[ep]))
 		d := cur.Sub(st.lastTotal[i])
 		if !first {
 			if t := p.EndpointTime(d); t > slowest {
@@ -459,6 +463,17 @@ func (st *statsState) busy(b []float64, steals uint64) {
 	st.steals += steals
 }
 
+// countFrom takes the endpoints' counters now as the program's zero (nil
+// endpoints skipped).
+func (st *statsState) countFrom(eps []verbs.Endpoint) {
+	st.base = map[verbs.Endpoint]verbs.Counters{}
+	for _, ep := range eps {
+		if ep != nil {
+			st.base[ep] = verbs.ReadCounters(ep, nil)
+		}
+	}
+}
+
 // finish fills the job's totals and gathers the values on rank 0.
 func (e *engine) finish(res *Result) error {
 	last := e.stats.prev
@@ -478,7 +493,12 @@ func (e *engine) finish(res *Result) error {
 	if e.cn {
 		res.CacheBytes = e.cacheBytes()
 		for _, ep := range e.endpoints() {
-			res.Local.Add(verbs.ReadCounters(ep, nil))
+			res.Local.Add(verbs.ReadCounters(ep, nil).Sub(e.stats.base[ep]))
+		}
+	}
+	if e.valuesBehind {
+		if err := e.cfg.Sync(e.catchUpValues(), nil); err != nil {
+			return err
 		}
 	}
 	// Rank 0 gathers the values from DM for the output.

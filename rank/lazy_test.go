@@ -1,0 +1,35 @@
+package rank_test
+
+import (
+	"testing"
+
+	"github.com/dmg-hpc/dmg/algo"
+	"github.com/dmg-hpc/dmg/job"
+	"github.com/dmg-hpc/dmg/spmd"
+)
+
+// A dense apply leaves its values on DM behind (nobody reads them before
+// the end; the results are checked by every engine test): each more
+// PageRank iteration writes its contributions for the value pull, 8 B a
+// vertex, not its values too (16 B a vertex as before), and a run's
+// counters count its own operations, not the load's.
+func TestValuesWrittenOnce(t *testing.T) {
+	a, err := algo.Lookup("pagerank")
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := func(iters int) (uint64, uint64) {
+		out := runJob(t, spmd.Roles{CN: 2, MN: 2}, job.Config{Graph: "kron:12", Kernel: &a, Iterations: iters})
+		return out.Result.Verbs.BytesWritten, out.Vertices
+	}
+	w4, n := written(4)
+	w12, _ := written(12)
+	per := float64(w12-w4) / 8 / float64(n)
+	t.Logf("%d bytes written in 4 iterations, %d in 12: %.2f B per vertex per iteration", w4, w12, per)
+	if per > 12 {
+		t.Fatalf("each more iteration writes %.2f B a vertex; want about 8 (the contributions), not the values too", per)
+	}
+	if w4 > 96*n { // setup 24 B a vertex, then 8 an iteration
+		t.Fatalf("4 iterations wrote %d bytes for %d vertices: the load's writes counted?", w4, n)
+	}
+}
