@@ -383,8 +383,9 @@ func (e *engine) collectInbox(wk *worker, a, b uint32) error {
 }
 
 // updateLane turns the lane's accumulators into the next values: the next
-// frontier (bitmap), the contributions, the job-wide sums, and the values
-// written back to DM in large WRITEs.
+// frontier (bitmap), the contributions, the job-wide sums, and, unless a
+// dense iteration leaves them behind (lazyValues), the values written
+// back to DM in large WRITEs.
 func (e *engine) updateLane(wk *worker, w int, a, b uint32) error {
 	itc := &wk.itc
 	*itc = algo.Iteration{Index: e.it.index, N: e.st.N(), Dangling: e.stats.prev.dangling}

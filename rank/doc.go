@@ -78,8 +78,10 @@
 //     The workers read the RefRD segments and ValRD blocks cooperatively
 //     and each folds the part that falls in its lane, then turns its
 //     lane's accumulators into the next values (Program.Update), sets the
-//     next frontier's bits and contributions, and writes its values back
-//     to DM in large WRITEs. A sparse apply visits only the touched
+//     next frontier's bits and contributions. A sparse apply writes the
+//     values it changed back to DM in large WRITEs; a dense iteration's
+//     wait, behind, until a push prunes against them or the run ends
+//     (lazyValues, catchUpValues). A sparse apply visits only the touched
 //     vertices: those the workers took from the identity, those the
 //     touched log names (whose inbox words it reads and resets) and those
 //     the ValRD pairs of hub segments name.

@@ -12,7 +12,7 @@ import (
 
 // Attribute arrays the engine keeps on DM, per vertex (dmstore.LayoutConfig.AttrBytes).
 const (
-	attrValue = iota // current value, written back by the owner each iteration
+	attrValue = iota // the owner's value, written when someone will read it (lazyValues)
 	attrInbox        // target of direct remote updates, the identity between iterations
 	// attrContrib is each vertex's contribution (the identity while it is
 	// inactive), written by the owner after a dense apply and read whole
