@@ -829,6 +829,12 @@ func TestPoolStopUnanswered(t *testing.T) {
 		}, "timed out"},
 		{"client stopped in a lock", func(t *testing.T, s *served) {
 			s.load(t, 2, "g", []string{"--graph", "kron:13"})
+			// An MN forgets a departed client two looks (a second each)
+			// after it left; until then the load's dead ranks would tell
+			// it a dead client holds the lock, and it would take it back
+			// from the live, frozen one (unlock.go: the lock names no
+			// owner).
+			time.Sleep(3 * time.Second)
 			h := s.startHolder(t, "g", 100000)
 			freezeHoldingLock(t, s.file, h.cmd.Process.Pid)
 		}, "the provider is stuck"},
