@@ -4,7 +4,10 @@
 //
 //   - entry.go is the codec of the adaptive index entry (16, 32 or 64 bytes:
 //     edges in place, or the address of an out-of-place edge list plus
-//     per-chunk segment lengths);
+//     per-chunk segment lengths; or, in a packed layout, of a packed
+//     list and its size);
+//   - pack.go is the packed list's code (LayoutConfig.Packed: sorted ids
+//     as gaps in a group varint code, about 2 bytes per edge);
 //   - layout.go plans where every piece goes (Plan, PlanSizes: pure and
 //     deterministic, so every rank computes the same plan) and checks
 //     capacity. A layout starts at offset 0 of every MN's pool, or at

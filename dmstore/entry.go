@@ -42,6 +42,16 @@ import (
 // byte count minus one, the remaining 6, 14, 22 or 30 bits the value (so
 // values below 2^30). Degrees are below 2^30 as well.
 //
+// Packed (kind 3, a codec with Packed set: LayoutConfig.Packed):
+//
+//	[0:4]    degree<<2 | 3
+//	[4:12]   global address of the packed list (pack.go)
+//	[12:16]  its size in bytes, weights included
+//
+// A packed list has no segment lengths: it is read whole and cut at the
+// chunk bounds by its reader. A packed layout packs the lists of up to
+// MaxPackedDegree edges; longer ones are records, as above.
+//
 // An out-of-place edge list is degree records sorted by destination: a
 // uint32 destination id, followed (weighted graphs) by the float32 weight.
 // Weights on DM are float32 everywhere.
@@ -52,6 +62,9 @@ type EntryCodec struct {
 	Weighted bool
 	// Chunks is the number of CN chunks C (segments per edge list), ≥ 1.
 	Chunks int
+	// Packed: out-of-place lists of up to MaxPackedDegree edges are
+	// packed (Packed entries).
+	Packed bool
 }
 
 // EntryKind tells how an entry stores its edges.
@@ -61,6 +74,7 @@ const (
 	InPlace    EntryKind = 0
 	OutOfPlace EntryKind = 1
 	Overflow   EntryKind = 2 // out of place, segment lengths in an overflow table
+	Packed     EntryKind = 3 // out of place, packed, no segment lengths
 )
 
 func (k EntryKind) String() string {
@@ -71,6 +85,8 @@ func (k EntryKind) String() string {
 		return "out-of-place"
 	case Overflow:
 		return "overflow"
+	case Packed:
+		return "packed"
 	}
 	return "kind?"
 }
@@ -95,6 +111,8 @@ type Entry struct {
 	Segments []uint32
 	// TableBytes is the overflow table size (Overflow entries).
 	TableBytes uint32
+	// Bytes is the size of a packed list (Packed entries).
+	Bytes uint32
 }
 
 // Validate checks the codec parameters.
@@ -257,6 +275,46 @@ func (c EntryCodec) EncodeOutOfPlace(b []byte, degree uint32, addr uint64, segs 
 	return Overflow, nil
 }
 
+// MaxPackedBytes is the largest size a packed list of degree edges takes.
+func (c EntryCodec) MaxPackedBytes(degree uint32) uint64 {
+	n := 4*uint64(degree) + (uint64(degree)+3)/4
+	if c.Weighted {
+		n += 4 * uint64(degree)
+	}
+	return n
+}
+
+// minPackedBytes is the smallest size a packed list of degree edges takes.
+func (c EntryCodec) minPackedBytes(degree uint32) uint64 {
+	n := uint64(degree) + (uint64(degree)+3)/4
+	if c.Weighted {
+		n += 4 * uint64(degree)
+	}
+	return n
+}
+
+// EncodePacked writes a Packed entry into b[:Size]: degree, the packed
+// list's address and its size in bytes.
+func (c EntryCodec) EncodePacked(b []byte, degree uint32, addr uint64, size uint32) error {
+	if len(b) < c.Size {
+		return errors.Errorf("csr: entry buffer of %d bytes; expected %d", len(b), c.Size)
+	}
+	if !c.Packed {
+		return errors.New("csr: a packed entry in a layout whose lists are not packed")
+	}
+	if degree > MaxEntryDegree {
+		return errors.Errorf("csr: degree %d exceeds the index entry's %d", degree, MaxEntryDegree)
+	}
+	if lo, hi := c.minPackedBytes(degree), c.MaxPackedBytes(degree); uint64(size) < lo || uint64(size) > hi {
+		return errors.Errorf("csr: a packed list of %d edges in %d bytes; expected %d..%d", degree, size, lo, hi)
+	}
+	clear(b[:c.Size])
+	binary.LittleEndian.PutUint32(b, degree<<2|uint32(Packed))
+	binary.LittleEndian.PutUint64(b[4:], addr)
+	binary.LittleEndian.PutUint32(b[12:], size)
+	return nil
+}
+
 // OverflowTable encodes the overflow table of segs (TableBytes(segs) bytes).
 func (c EntryCodec) OverflowTable(segs []uint32) []byte {
 	t := make([]byte, c.TableBytes(segs))
@@ -281,7 +339,10 @@ func (c EntryCodec) Decode(b []byte, e *Entry) error {
 	e.Kind = EntryKind(h & 3)
 	e.Degree = h >> 2
 	e.Dst, e.Weights, e.Segments = e.Dst[:0], e.Weights[:0], e.Segments[:0]
-	e.Addr, e.TableBytes = 0, 0
+	e.Addr, e.TableBytes, e.Bytes = 0, 0, 0
+	if e.Kind == Packed && !c.Packed {
+		return errors.Errorf("csr: %v index entry in a layout whose lists are packed=%v", e.Kind, c.Packed)
+	}
 	switch e.Kind {
 	case InPlace:
 		k := c.InPlaceCap()
@@ -308,6 +369,13 @@ func (c EntryCodec) Decode(b []byte, e *Entry) error {
 		}
 		if e.TableBytes > 0 && uint64(e.TableBytes) > e.Addr&(1<<48-1) {
 			return errors.Errorf("csr: overflow table of %d bytes before offset %#x", e.TableBytes, e.Addr&(1<<48-1))
+		}
+		return nil
+	case Packed:
+		e.Addr = binary.LittleEndian.Uint64(b[4:])
+		e.Bytes = binary.LittleEndian.Uint32(b[12:])
+		if lo, hi := c.minPackedBytes(e.Degree), c.MaxPackedBytes(e.Degree); uint64(e.Bytes) < lo || uint64(e.Bytes) > hi {
+			return errors.Errorf("csr: a packed list of %d edges in %d bytes; expected %d..%d", e.Degree, e.Bytes, lo, hi)
 		}
 		return nil
 	}

@@ -125,7 +125,7 @@ func TestSegmentLengths(t *testing.T) {
 
 // fuzzCodec derives codec parameters from fuzz input.
 func fuzzCodec(a, b byte) EntryCodec {
-	return EntryCodec{Size: []int{16, 32, 64}[int(a)%3], Weighted: a&4 != 0, Chunks: 1 + int(b)%100}
+	return EntryCodec{Size: []int{16, 32, 64}[int(a)%3], Weighted: a&4 != 0, Chunks: 1 + int(b)%100, Packed: a&8 != 0}
 }
 
 func FuzzEntryRoundTrip(f *testing.F) {
@@ -183,6 +183,20 @@ func FuzzEntryRoundTrip(f *testing.F) {
 		if !slices.Equal(e.Segments, segs) {
 			t.Fatalf("segments %v want %v", e.Segments, segs)
 		}
+		// Packed: any size a list of this degree can take.
+		lo, hi := c.minPackedBytes(degree), c.MaxPackedBytes(degree)
+		size := lo + uint64(len(pattern))%(hi-lo+1)
+		err = c.EncodePacked(buf, degree, addr, uint32(size))
+		if size > math.MaxUint32 { // not a size an entry holds
+		} else if !c.Packed {
+			if err == nil {
+				t.Fatalf("packed entry of %d bytes accepted by codec %+v", size, c)
+			}
+		} else if err != nil {
+			t.Fatal(err)
+		} else if err := c.Decode(buf, &e); err != nil || e.Kind != Packed || e.Degree != degree || e.Addr != addr || uint64(e.Bytes) != size {
+			t.Fatalf("packed: %+v %v; want degree %d addr %x bytes %d", e, err, degree, addr, size)
+		}
 		// In place: up to the cap.
 		k := int(degree) % (c.InPlaceCap() + 1)
 		dst := make([]uint32, k)
@@ -218,6 +232,14 @@ func FuzzEntryDecode(f *testing.F) {
 		}
 		if e.Kind == Overflow {
 			c.DecodeTable(data, &e) // must not panic
+			return
+		}
+		if e.Kind == Packed {
+			buf := make([]byte, c.Size)
+			var e2 Entry
+			if err := c.EncodePacked(buf, e.Degree, e.Addr, e.Bytes); err != nil || c.Decode(buf, &e2) != nil || e2.Bytes != e.Bytes {
+				t.Fatalf("packed %+v re-encoded: %v, %+v", e, err, e2)
+			}
 			return
 		}
 		if e.Kind == OutOfPlace {

@@ -26,6 +26,11 @@ type LayoutConfig struct {
 	// NoInPlace stores every edge list out of place (the --no-inplace
 	// ablation).
 	NoInPlace bool
+	// Packed stores the out-of-place lists of up to MaxPackedDegree edges
+	// packed (pack.go: about half the bytes), with no segment lengths: such
+	// a list is read whole, and none is sent by reference (RefRD). Longer
+	// lists stay records, addressable by edge. Not with Naive.
+	Packed bool
 	// NumMN is the number of memory nodes.
 	NumMN int
 	// Bounds are the C+1 chunk boundaries (balance.Chunks): CN k owns
@@ -92,6 +97,9 @@ func (c *LayoutConfig) Validate(n uint32) error {
 	}
 	if !c.Naive && c.EntrySize != 16 && c.EntrySize != 32 && c.EntrySize != 64 {
 		return errors.Errorf("csr: index entry size %d; expected 16, 32 or 64", c.EntrySize)
+	}
+	if c.Naive && c.Packed {
+		return errors.New("csr: the naive layout's lists are never packed")
 	}
 	if c.BatchVertices < 1 {
 		return errors.Errorf("csr: loading batch of %d vertices; expected ≥ 1", c.BatchVertices)
@@ -234,7 +242,7 @@ func (c *ChunkSizes) Add(o ChunkSizes) {
 
 // codec is the entry codec of a layout of cfg (cfg.EnsureDefaults done).
 func (cfg *LayoutConfig) codec(weighted bool) (EntryCodec, error) {
-	c := EntryCodec{Size: cfg.EntrySize, Weighted: weighted, Chunks: len(cfg.Bounds) - 1}
+	c := EntryCodec{Size: cfg.EntrySize, Weighted: weighted, Chunks: len(cfg.Bounds) - 1, Packed: cfg.Packed}
 	if cfg.Naive {
 		c.Size = 8
 		return c, nil
@@ -302,6 +310,10 @@ func SizeRange(g *csr.Graph, cfg LayoutConfig, k int, wlo, whi uint32) (ChunkSiz
 				}
 				if !cfg.NoInPlace && deg <= uint64(codec.InPlaceCap()) {
 					ip++
+					continue
+				}
+				if cfg.packs(deg) {
+					bytes += codec.packedSize(g.Neighbors(v))
 					continue
 				}
 				SegmentLengths(g.Neighbors(v), cfg.Bounds, segs)

@@ -60,6 +60,7 @@ func TestPlan(t *testing.T) {
 		{"c30m2-e16", LayoutConfig{NumMN: 2, Bounds: evenBounds(g.N, 30), EntrySize: 16, BatchVertices: 7}},
 		{"empty-chunk", LayoutConfig{NumMN: 2, Bounds: []uint32{0, 0, 500, 500, 1000}, NoInPlace: true}},
 		{"naive", LayoutConfig{Naive: true, NumMN: 2, Bounds: evenBounds(g.N, 3), AttrBytes: []int{8}}},
+		{"packed-c4m2", LayoutConfig{Packed: true, NumMN: 2, Bounds: evenBounds(g.N, 4), AttrBytes: []int{8}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -414,6 +415,11 @@ func TestLoadRoundTrip(t *testing.T) {
 		{"kron-u-c1m3-e16", kronU, spmd.Roles{CN: 1, MN: 3}, LayoutConfig{EntrySize: 16, Granule: 1024}},
 		{"hub-w-c5m2-e16", hub, spmd.Roles{CN: 5, MN: 2}, LayoutConfig{EntrySize: 16, BatchVertices: 64}},
 		{"hub-noinplace", hub, spmd.Roles{CN: 2, MN: 1}, LayoutConfig{NoInPlace: true}},
+		{"kron-w-packed-c2m2", kron, spmd.Roles{CN: 2, MN: 2}, LayoutConfig{Packed: true, AttrBytes: []int{8}}},
+		{"kron-u-packed-c3m2-e16", kronU, spmd.Roles{CN: 3, MN: 2}, LayoutConfig{Packed: true, EntrySize: 16, BatchVertices: 100}},
+		{"hub-w-packed-noinplace", hub, spmd.Roles{CN: 5, MN: 2}, LayoutConfig{Packed: true, NoInPlace: true, BatchVertices: 64}},
+		// A list too long to pack beside packed ones, in one batch.
+		{"star-packed", hubGraph(t, MaxPackedDegree+3, false), spmd.Roles{CN: 2, MN: 2}, LayoutConfig{Packed: true}},
 		{"kron-naive", kron, spmd.Roles{CN: 2, MN: 2}, LayoutConfig{Naive: true, BatchVertices: 50}},
 		{"hub-naive-c3m1", hub, spmd.Roles{CN: 3, MN: 1}, LayoutConfig{Naive: true}},
 		{"empty", empty, spmd.Roles{CN: 1, MN: 1}, LayoutConfig{}},
@@ -475,6 +481,8 @@ func TestLoadOutIn(t *testing.T) {
 		{"kron-c3m2-e64", "kron:9:8", csr.Options{Seed: 5}, spmd.Roles{CN: 3, MN: 2}, LayoutConfig{EntrySize: 64, BatchVertices: 100, Granule: 1024}},
 		{"fan-c5m2-e16", fan, csr.Options{}, spmd.Roles{CN: 5, MN: 2}, LayoutConfig{EntrySize: 16, BatchVertices: 64}},
 		{"fan-noinplace-c2m3", fan, csr.Options{}, spmd.Roles{CN: 2, MN: 3}, LayoutConfig{NoInPlace: true, BatchVertices: 50}},
+		{"kron-w-packed-c3m2", "kron:9:8", csr.Options{Seed: 4, Weighted: true}, spmd.Roles{CN: 3, MN: 2}, LayoutConfig{Packed: true, BatchVertices: 100}},
+		{"fan-packed-c5m2-e16", fan, csr.Options{}, spmd.Roles{CN: 5, MN: 2}, LayoutConfig{Packed: true, EntrySize: 16, BatchVertices: 64}},
 		{"kron-naive", "kron:9:8", csr.Options{Seed: 4, Weighted: true}, spmd.Roles{CN: 2, MN: 2}, LayoutConfig{Naive: true, BatchVertices: 50}},
 	}
 	for _, tc := range tests {
@@ -529,8 +537,11 @@ func TestLoadOutIn(t *testing.T) {
 					t.Fatalf("MN %d: in-layout %+v after out-layout %+v", m, u, out.MN[m])
 				}
 			}
-			if !tc.cfg.Naive && tc.cfg.EntrySize == 16 && (out.Overflow == 0 || in.Overflow == 0) {
+			if !tc.cfg.Naive && !tc.cfg.Packed && tc.cfg.EntrySize == 16 && (out.Overflow == 0 || in.Overflow == 0) {
 				t.Errorf("%d out- and %d in-lists with an overflow table; want both > 0", out.Overflow, in.Overflow)
+			}
+			if tc.cfg.Packed && (out.Overflow != 0 || in.Overflow != 0) {
+				t.Errorf("%d out- and %d in-lists with an overflow table in a packed layout", out.Overflow, in.Overflow)
 			}
 			var mu sync.Mutex
 			var backOut, backIn *csr.Graph
@@ -648,6 +659,7 @@ func TestLoadWindowed(t *testing.T) {
 		{"kron-w-c2m2", "kron:9:8", csr.Options{Seed: 4, Weighted: true}, spmd.Roles{CN: 2, MN: 2}, LayoutConfig{BatchVertices: 16}},
 		{"kron-u-c3m2-e64", "kron:9:8", csr.Options{Seed: 5, Undirected: true}, spmd.Roles{CN: 3, MN: 2}, LayoutConfig{EntrySize: 64, BatchVertices: 10}},
 		{"fan-c2m2-e16", fan, csr.Options{}, spmd.Roles{CN: 2, MN: 2}, LayoutConfig{EntrySize: 16, BatchVertices: 8}},
+		{"kron-w-packed-c2m2", "kron:9:8", csr.Options{Seed: 4, Weighted: true}, spmd.Roles{CN: 2, MN: 2}, LayoutConfig{Packed: true, BatchVertices: 16}},
 		{"kron-naive-c1m2", "kron:9:8", csr.Options{Seed: 4, Weighted: true}, spmd.Roles{CN: 1, MN: 2}, LayoutConfig{Naive: true, BatchVertices: 50}},
 	}
 	for _, tc := range tests {

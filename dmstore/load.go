@@ -291,6 +291,14 @@ func (lw *loadWorker) batch(b Batch) error {
 				}
 				continue
 			}
+			if l.Config.packs(deg) {
+				n, err := lw.packed(e, b, pos, v)
+				if err != nil {
+					return err
+				}
+				pos += n
+				continue
+			}
 			SegmentLengths(nb, l.Config.Bounds, lw.segs)
 			tb := uint64(c.TableBytes(lw.segs))
 			if tb > 0 {
@@ -325,6 +333,26 @@ func (lw *loadWorker) batch(b Batch) error {
 	lw.pendV += uint64(b.Hi - b.Lo)
 	lw.pendE += g.Off(b.Hi) - g.Off(b.Lo)
 	return nil
+}
+
+// packed encodes vertex v's list packed at pos of batch b's edge buffer
+// and its entry in e, and returns the list's size.
+func (lw *loadWorker) packed(e []byte, b Batch, pos uint64, v uint32) (uint64, error) {
+	g, c := lw.g, lw.l.Codec
+	addr, err := verbs.MakeAddr(b.MN, b.EdgeOff+pos)
+	if err != nil {
+		return 0, errors.Wrap(err, "csr: edge list address")
+	}
+	list := AppendPacked(lw.ebuf[pos:pos:len(lw.ebuf)], g.Neighbors(v))
+	if g.Weights != nil {
+		for _, x := range g.EdgeWeights(v) {
+			list = binary.LittleEndian.AppendUint32(list, math.Float32bits(float32(x)))
+		}
+	}
+	if pos+uint64(len(list)) > uint64(len(lw.ebuf)) { // list is a copy
+		return 0, errors.Errorf("csr: batch %d..%d: vertex %d's packed list passes the %d edge bytes the layout planned", b.Lo, b.Hi, v, len(lw.ebuf))
+	}
+	return uint64(len(list)), c.EncodePacked(e, uint32(g.Degree(v)), uint64(addr), uint32(len(list)))
 }
 
 func grow(b []byte, n int) []byte {

@@ -102,10 +102,20 @@ func (l *Layout) decodeBatch(g *csr.Graph, b Batch, idx, edges []byte, region ui
 		}
 		start := e.Addr - uint64(e.TableBytes) - region
 		n := uint64(e.TableBytes) + uint64(e.Degree)*uint64(rec)
+		if e.Kind == Packed {
+			n = uint64(e.Bytes)
+		}
 		if e.Addr < region+uint64(e.TableBytes) || start+n > uint64(len(edges)) {
 			return errors.Errorf("csr: vertex %d: its list at %#x (%d bytes) is not in its batch's region %#x (%d bytes)", v, e.Addr, n, region, len(edges))
 		}
 		list := edges[start : start+n]
+		if e.Kind == Packed {
+			if err := l.appendPacked(g, list, e.Degree); err != nil {
+				return errors.Wrapf(err, "csr: vertex %d", v)
+			}
+			g.Offsets[v+1] = uint64(len(g.Dst))
+			continue
+		}
 		if e.Kind == Overflow {
 			if err := l.Codec.DecodeTable(list, &e); err != nil {
 				return errors.Wrapf(err, "csr: vertex %d", v)
@@ -128,6 +138,19 @@ func (l *Layout) decodeBatch(g *csr.Graph, b Batch, idx, edges []byte, region ui
 			}
 		}
 		g.Offsets[v+1] = uint64(len(g.Dst))
+	}
+	return nil
+}
+
+// appendPacked appends a packed list's edges to g.
+func (l *Layout) appendPacked(g *csr.Graph, list []byte, degree uint32) error {
+	var w []float32
+	var err error
+	if g.Dst, w, err = l.Codec.UnpackList(list, degree, g.Dst, nil); err != nil {
+		return err
+	}
+	for _, x := range w {
+		g.Weights = append(g.Weights, float64(x))
 	}
 	return nil
 }

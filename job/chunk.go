@@ -35,9 +35,9 @@ type chunkFacts struct {
 func layoutConfigs(w *spmd.World, cfg *Config, chunks []uint32) (out, in dmstore.LayoutConfig) {
 	out = cfg.Layout
 	out.NumMN, out.Bounds, out.AttrBytes = cfg.numMN(w), chunks, rank.AttrBytes()
-	out.Naive = cfg.needs.Plain
+	out.Naive, out.Packed = cfg.needs.Plain, cfg.Packed && !cfg.needs.Plain
 	in = out
-	in.AttrBytes, in.Naive = nil, false
+	in.AttrBytes, in.Naive, in.Packed = nil, false, cfg.Packed
 	return out, in
 }
 

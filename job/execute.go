@@ -345,7 +345,7 @@ func (x *execution) open() error {
 		return err
 	}
 	out.Provider = x.net.Provider()
-	out.InPlaceShare = x.layouts.Out.InPlaceShare()
+	x.layouts.describe(out)
 	for m := range cfg.numMN(w) {
 		out.MNPool = append(out.MNPool, x.net.PoolSize(m))
 		out.MNUsed = append(out.MNUsed, last.MN[m].Needed-x.layouts.Out.MN[m].Start) // from the graph's extent in a served pool

@@ -55,6 +55,9 @@ type Config struct {
 	// Layout tunes the DM layout (entry size, in-place storage); the
 	// memory nodes, chunk bounds and attribute arrays are filled in.
 	Layout dmstore.LayoutConfig
+	// Packed packs the DM layouts' edge lists (dmstore.LayoutConfig.Packed:
+	// about half the bytes, decoded by the CNs): --compress.
+	Packed bool
 	// RowBytes bounds the rows a CN builds at once
 	// (csr.ShareOptions.RowBytes, at least MinRowBytes); 0: no bound.
 	RowBytes int64
@@ -119,9 +122,14 @@ type Outcome struct {
 	// InBytes is the reverse adjacency's bytes per MN (directed graphs the
 	// engine pulls on; nil when the graph is symmetric or not needed).
 	InBytes      []uint64
-	Symmetric    bool                // the graph's in-edges are its out-edges
-	InPlaceShare float64             // vertices whose edges sit in their index entry
-	Load         *dmstore.LoadReport // this CN's loading
+	Symmetric    bool    // the graph's in-edges are its out-edges
+	InPlaceShare float64 // vertices whose edges sit in their index entry
+	// IndexBytes and ListBytes are the graph's index entries and
+	// out-of-place edge lists on DM, both layouts; Packed: lists are
+	// packed (dmstore.LayoutConfig.Packed).
+	IndexBytes, ListBytes uint64
+	Packed                bool
+	Load                  *dmstore.LoadReport // this CN's loading
 	// StagedBytes is the staging memory the CNs' staged read of a text
 	// edge list used in DM (csr.OpenStaged); 0 when every CN read the
 	// whole input.
@@ -213,6 +221,22 @@ func storeConfig(cfg Config, shape jobShape, bounds []uint32, numMN int) rank.St
 type layouts struct {
 	Out *dmstore.Layout
 	In  *dmstore.Layout
+}
+
+// describe sets what out reports of the graph's layouts on DM.
+func (l layouts) describe(out *Outcome) {
+	out.InPlaceShare = l.Out.InPlaceShare()
+	out.IndexBytes, out.ListBytes, out.Packed = 0, 0, l.Out.Config.Packed
+	for _, x := range []*dmstore.Layout{l.Out, l.In} {
+		if x == nil {
+			continue
+		}
+		for _, u := range x.MN {
+			out.IndexBytes += u.IndexBytes
+			out.ListBytes += u.EdgeBytes
+		}
+		out.Packed = out.Packed || x.Config.Packed
+	}
 }
 
 func (l layouts) last() *dmstore.Layout {

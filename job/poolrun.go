@@ -178,7 +178,7 @@ func runOnPool(w *spmd.World, cfg Config) (*Outcome, error) {
 	}
 	out.Provider = net.Provider()
 	out.Layout = st.Layouts.Out
-	out.InPlaceShare = st.Layouts.Out.InPlaceShare()
+	st.Layouts.describe(out)
 	last := st.Layouts.last()
 	for m := range net.NumMN() {
 		out.MNPool = append(out.MNPool, net.PoolSize(m))

@@ -180,6 +180,7 @@ var variantFlags = append(sharedVariantFlags("naive", "famgraph", "dmg-direct", 
 	{"--hub-degree", "2", "--workers", "3"}, {"--hub-degree", "2", "--no-hubsplit", "--no-steal"}, {"--mode", "naive", "--hub-degree", "2"},
 	{"--no-pull"}, {"--no-bottom-up"}, {"--dense-threshold", "0.000001"}, {"--dense-threshold", "1000000000"}, {"--merge-gap", "1"},
 	{"--remote-pull", "--pull-threshold", "1000000000", "--dense-threshold", "1000000000"}, {"--sparse-valrd-min", "1000000", "--dense-threshold", "0.000001"},
+	{"--compress"}, {"--compress", "--hub-degree", "2", "--workers", "3"},
 }...)
 
 // sharedVariantFlags are the flags of the shared variants named
@@ -197,15 +198,15 @@ func sharedVariantFlags(names ...string) [][]string {
 }
 
 // The same under mpirun over libfabric's shm provider, and one layout over
-// tcp.
+// tcp with packed lists.
 func TestGraphalyticsMpirun(t *testing.T) {
 	for _, c := range gaCases(t) {
 		t.Run(c.dataset+"/"+c.algo, func(t *testing.T) {
 			var outs []string
-			run := func(roles string, np int, fabric string) {
+			run := func(roles string, np int, fabric string, more ...string) {
 				out := filepath.Join(t.TempDir(), "out")
-				res := mpitest.Exec(t, np, nil, dmgBin(t), "--roles", roles, "run", "--fabric", fabric,
-					"--algo", c.algo, "--graph", c.props, "--out", out, "--verify")
+				res := mpitest.Exec(t, np, nil, dmgBin(t), append([]string{"--roles", roles, "run", "--fabric", fabric,
+					"--algo", c.algo, "--graph", c.props, "--out", out, "--verify"}, more...)...)
 				if res.ExitCode != 0 {
 					t.Fatalf("%s over %s: exit %d\n%s%s", roles, fabric, res.ExitCode, res.Stdout, res.Stderr)
 				}
@@ -218,7 +219,7 @@ func TestGraphalyticsMpirun(t *testing.T) {
 			for _, l := range layouts {
 				run(l.roles, l.np, "shm")
 			}
-			run("cn:2,mn:1", 3, "tcp")
+			run("cn:2,mn:1", 3, "tcp", "--compress") // packed lists over a network
 			run("cn:2,mn:2", 4, "cxl")
 			for _, o := range outs[1:] {
 				sameResults(t, c, outs[0], o)

@@ -295,7 +295,7 @@ func (r *runFlags) jobPool(j *Job, cfg *job.Config) (*attached, error) {
 	if cfg.LoadOnly {
 		fixed = append(fixed, "no-stage")
 	} else {
-		fixed = append(fixed, "graph", "undirected", "weighted", "load-mem", "no-stage", "seed")
+		fixed = append(fixed, "graph", "undirected", "weighted", "load-mem", "no-stage", "seed", "compress")
 	}
 	for _, f := range fixed {
 		if r.fs.Changed(f) {

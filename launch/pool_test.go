@@ -1033,6 +1033,7 @@ func TestPoolBadInput(t *testing.T) {
 		{"memory nodes alone without serve", 2, []string{"--roles", "mn:2", "run", "--algo", "bfs", "--graph", "kron:8"}, "both cn and mn"},
 		{"memory nodes alone, info", 2, []string{"--roles", "mn:2", "info"}, "both cn and mn"},
 		{"--pool-file without --name", 2, []string{"--roles", "cn:2", "run", "--pool-file", garbage, "--algo", "bfs"}, "--name"},
+		{"a run's --compress on a pool", 2, []string{"--roles", "cn:2", "run", "--pool-file", garbage, "--name", "g", "--algo", "bfs", "--compress"}, "--compress has no effect with --pool-file"},
 		{"load --pool-file without --name", 2, []string{"--roles", "cn:2", "load", "--pool-file", garbage, "--graph", "kron:8"}, "--name"},
 		{"serve without --pool-file", 2, []string{"--roles", "mn:2", "serve"}, "--pool-file"},
 		{"serve --pool-file a FIFO", 2, []string{"--roles", "mn:2", "serve", "--pool-file", fifo}, "not a regular file"},

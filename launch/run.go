@@ -57,6 +57,7 @@ type runFlags struct {
 	alpha       float64
 	nic         string
 	noInPlace   bool
+	compress    bool
 	mergeGap    string
 	entrySize   int
 	noStage     bool
@@ -99,6 +100,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&r.nic, "nic-profile", verbs.DefaultProfile.Name, "cost model that projects the counted operations to the hardware: a profile name (cx5-100g, an RDMA NIC; cxl-x16, a CXL pool) or lat=2us,iops=35M,qpiops=10M,bw=12.5GB/s")
 	fs.StringVar(&r.engine.Mode, "mode", d.Mode, "engine: dmg (the design), naive (plain CSR on DM, per-vertex reads, remote atomics) or famgraph (whole index and attributes on every CN)")
 	fs.BoolVar(&r.noInPlace, "no-inplace", false, "ablation: store every edge list out of place")
+	fs.BoolVar(&r.compress, "compress", false, "pack the edge lists on DM: lists of up to 65,536 edges in about 2 bytes per edge instead of 4, decoded by the CNs (a pool holds more graph; compute is slower on this machine, docs/design.md)")
 	for _, a := range rank.AllAblations() {
 		fs.BoolVar(a.Field(&r.engine), a.Flag, false, a.Usage)
 	}
@@ -164,6 +166,7 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 		Layout: dmstore.LayoutConfig{EntrySize: r.entrySize, NoInPlace: r.noInPlace},
 	}
 	cfg.Engine.Workers, cfg.Engine.Sync, cfg.Engine.Logf = workers, j.Sync, j.Logf
+	cfg.Packed = r.compress
 	if r.engine.Mode != rank.ModeDMG && r.noInPlace {
 		return cfg, BadInputf("launch: --no-inplace applies to --mode dmg only")
 	}
@@ -588,9 +591,14 @@ type runReport struct {
 	Updates         update.Stats     `json:"updates"`
 	ValRDApply      string           `json:"valrd_apply"`
 	InPlaceShare    float64          `json:"in_place_share"`
-	NICProfile      string           `json:"nic_profile"`
-	Verified        bool             `json:"verified"`
-	Summary         algo.Summary     `json:"summary"`
+	// The graph on DM, both layouts: index entries and out-of-place
+	// lists; Packed: lists packed (--no-compress: 4-byte records).
+	DMIndexBytes uint64       `json:"dm_index_bytes"`
+	DMListBytes  uint64       `json:"dm_list_bytes"`
+	Packed       bool         `json:"packed"`
+	NICProfile   string       `json:"nic_profile"`
+	Verified     bool         `json:"verified"`
+	Summary      algo.Summary `json:"summary"`
 
 	// The largest peak resident set of a CN and of an MN process, from
 	// start to the end of compute (getrusage); MN absent on a served
@@ -679,6 +687,7 @@ func newRunReport(j *Job, out *job.Outcome) *runReport {
 		r.AtomicsPerEdge = float64(c.Atomics()) / float64(edges)
 	}
 	r.Updates, r.ValRDApply, r.InPlaceShare = out.Result.Updates, out.Result.ValRDApply, out.InPlaceShare
+	r.DMIndexBytes, r.DMListBytes, r.Packed = out.IndexBytes, out.ListBytes, out.Packed
 	r.CNCacheBytesMax = out.Result.MaxCacheBytes
 	r.CNPeakRSSBytes, r.MNPeakRSSBytes = out.Result.PeakRSSCN, out.Result.PeakRSSMN
 	r.CNMemBytes = out.CNMem
@@ -781,6 +790,15 @@ func (r *runReport) print(j *Job) {
 		rss = fmt.Sprintf("; peak RSS %s (every rank in this one process)", hb(r.ProcessPeakRSSBytes))
 	}
 	fmt.Fprintf(w, "memory: CN cache %s max per CN; MN used/pool %s%s\n", hb(r.CNCacheBytesMax), strings.Join(pools, ", "), rss)
+	if r.Graph.Edges > 0 && r.DMIndexBytes > 0 {
+		lists := "lists as 4-byte records"
+		if r.Packed {
+			lists = "lists packed, --compress"
+		}
+		e := float64(r.Graph.Edges)
+		fmt.Fprintf(w, "store: %.2f B per edge on DM: index %.2f, lists %.2f (%s); %.1f%% of vertices in place\n",
+			float64(r.DMIndexBytes+r.DMListBytes)/e, float64(r.DMIndexBytes)/e, float64(r.DMListBytes)/e, lists, 100*r.InPlaceShare)
+	}
 	if r.Summary.Text != "" {
 		fmt.Fprintf(w, "result: %s\n", r.Summary.Text)
 	}

@@ -421,6 +421,11 @@ func (f *dmgFetcher) queueList(ent *dmstore.Entry, sd *side) error {
 	switch ent.Kind {
 	case dmstore.InPlace:
 		return nil
+	case dmstore.Packed: // read whole, a hub's piece included
+		if a.need == 0 {
+			return nil
+		}
+		return add(a.addr, uint64(ent.Bytes))
 	case dmstore.Overflow:
 		if a.need == 0 {
 			return nil
@@ -453,6 +458,16 @@ func (f *dmgFetcher) deliver(l *dmstore.Layout, ent *dmstore.Entry, b []byte) er
 		a.dst, a.all = ent.Dst[a.from:a.to], true
 		if f.weighted {
 			a.w = ent.Weights[a.from:a.to]
+		}
+		return f.wk.visit(a)
+	case dmstore.Packed:
+		var err error
+		if f.dst, f.w, err = l.Codec.UnpackList(b, ent.Degree, f.dst[:0], f.w[:0]); err != nil {
+			return errors.Wrapf(err, "rank: packed list of vertex %d", a.v)
+		}
+		a.dst, a.all = f.dst[a.from:a.to], true
+		if f.weighted {
+			a.w = f.w[a.from:a.to]
 		}
 		return f.wk.visit(a)
 	case dmstore.Overflow:

@@ -42,7 +42,9 @@
 //     one merged READ, then the list segments the iteration needs in one
 //     more (in-place entries carry their edges). Edges are routed by
 //     segment, never one by one: the entry holds each list's segment
-//     lengths per chunk.
+//     lengths per chunk. A packed list (dmstore.LayoutConfig.Packed) is
+//     read whole, decoded, and cut at the chunk bounds, as an in-place
+//     one is; none of its segments goes by reference.
 //     - Dense iterations pull the local segment: a vertex gathers, from
 //     its in-neighbours in the chunk, their contributions (the identity
 //     for inactive ones), so no accumulator is written by two workers and

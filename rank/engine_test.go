@@ -311,6 +311,7 @@ type variant struct {
 	engine   rank.Config
 	layout   dmstore.LayoutConfig
 	rowBytes int64 // job.Config.RowBytes
+	packed   bool  // job.Config.Packed
 }
 
 func variants() []variant {
@@ -359,6 +360,14 @@ func variants() []variant {
 		{name: "one-worker", engine: rank.Config{Workers: 1, Batch: 3, MergeGap: 1}},
 		{name: "entry-16-no-inplace", layout: dmstore.LayoutConfig{EntrySize: 16, NoInPlace: true}},
 		{name: "entry-64", layout: dmstore.LayoutConfig{EntrySize: 64}, engine: rank.Config{Inflight: 2}},
+		// Packed lists (dmstore.LayoutConfig.Packed): read whole, by
+		// every path; a split hub's pieces each decode the whole list.
+		{name: "packed", packed: true},
+		{name: "packed-hubs", packed: true, engine: rank.Config{HubDegree: 5, Workers: 3, Batch: 7}},
+		{name: "packed-value-pull-always", packed: true, engine: rank.Config{ValuePullDivisor: 1e12, NoBottomUp: true, HubDegree: 5, Workers: 3, Batch: 5}},
+		{name: "packed-all-sparse", packed: true, engine: rank.Config{DenseDivisor: 1e-9}},
+		{name: "packed-refrd-all", packed: true, engine: rank.Config{RefRDMin: 1, NoValuePull: true}},
+		{name: "packed-entry-16-windowed", packed: true, layout: dmstore.LayoutConfig{EntrySize: 16, BatchVertices: 16}, rowBytes: 2048},
 	}...)
 }
 
@@ -402,7 +411,7 @@ func expected(g *csr.Graph, p algo.Program) ([]uint64, []uint64) {
 func check(t *testing.T, path string, roles spmd.Roles, k kernelCase, v variant) {
 	t.Helper()
 	alg := k.algorithm(t)
-	cfg := job.Config{Graph: path, Csr: k.graph, Kernel: alg, Engine: v.engine, Layout: v.layout, RowBytes: v.rowBytes, Sources: k.sources}
+	cfg := job.Config{Graph: path, Csr: k.graph, Kernel: alg, Engine: v.engine, Layout: v.layout, RowBytes: v.rowBytes, Sources: k.sources, Packed: v.packed}
 	if why := refusal(v.engine, alg.New(algo.Params{}).Spec()); why != "" {
 		// The run is refused, as bad input, naming the reason.
 		_, err := tryJob(roles, cfg)
@@ -413,6 +422,9 @@ func check(t *testing.T, path string, roles spmd.Roles, k kernelCase, v variant)
 		return
 	}
 	out := runJob(t, roles, cfg)
+	if out.Packed != v.packed {
+		t.Fatalf("%s in variant %s: lists packed %v, want %v", k.name, v.name, out.Packed, v.packed)
+	}
 	if v.rowBytes > 0 && out.Load.Windows < 2 {
 		t.Fatalf("CN 0 loaded its share in %d windows with %d bytes of rows at once; want several", out.Load.Windows, v.rowBytes)
 	}

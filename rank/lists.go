@@ -107,7 +107,7 @@ func (s *listSet) queueLists(rd reader) error {
 			continue
 		}
 		s.at[i] = total
-		total += int(e.Degree) * s.rec
+		total += s.listBytes(e)
 	}
 	s.buf = grow(s.buf, total)
 	for i, v := range s.ids {
@@ -115,7 +115,7 @@ func (s *listSet) queueLists(rd reader) error {
 		if s.at[i] < 0 || e.Degree == 0 {
 			continue
 		}
-		b := s.buf[s.at[i] : s.at[i]+int(e.Degree)*s.rec]
+		b := s.buf[s.at[i] : s.at[i]+s.listBytes(e)]
 		if err := rd.Read(b, verbs.Addr(e.Addr)); err != nil {
 			return errors.Wrapf(err, "rank: edge list of vertex %d", v)
 		}
@@ -132,9 +132,15 @@ func (s *listSet) decodeLists() error {
 	for i, v := range s.ids {
 		e := &s.dec[i]
 		start := len(s.dst)
-		if s.at[i] < 0 {
+		switch {
+		case s.at[i] < 0:
 			s.dst = append(s.dst, e.Dst...)
-		} else {
+		case e.Kind == dmstore.Packed:
+			var err error
+			if s.dst, _, err = s.l.Codec.UnpackList(s.buf[s.at[i]:s.at[i]+int(e.Bytes)], e.Degree, s.dst, nil); err != nil {
+				return errors.Wrapf(err, "rank: packed list of vertex %d", v)
+			}
+		default:
 			b := s.buf[s.at[i] : s.at[i]+int(e.Degree)*s.rec]
 			for j := 0; j < len(b); j += s.rec {
 				s.dst = append(s.dst, binary.LittleEndian.Uint32(b[j:]))
@@ -149,6 +155,14 @@ func (s *listSet) decodeLists() error {
 		s.off = append(s.off, len(s.dst))
 	}
 	return nil
+}
+
+// listBytes is the size of an out-of-place list as the set reads it.
+func (s *listSet) listBytes(e *dmstore.Entry) int {
+	if e.Kind == dmstore.Packed {
+		return int(e.Bytes)
+	}
+	return int(e.Degree) * s.rec
 }
 
 // list is vertex i's list (after decodeLists).
