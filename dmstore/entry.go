@@ -275,22 +275,25 @@ func (c EntryCodec) EncodeOutOfPlace(b []byte, degree uint32, addr uint64, segs 
 	return Overflow, nil
 }
 
-// MaxPackedBytes is the largest size a packed list of degree edges takes.
-func (c EntryCodec) MaxPackedBytes(degree uint32) uint64 {
-	n := 4*uint64(degree) + (uint64(degree)+3)/4
+// packedRange is the least and the most bytes a packed list of degree
+// edges takes: a control byte per four gaps, 1 to 4 bytes a gap, and a
+// weighted list's 4-byte weights.
+func (c EntryCodec) packedRange(degree uint32) (lo, hi uint64) {
+	d := uint64(degree)
+	lo, hi = d+(d+3)/4, 4*d+(d+3)/4
 	if c.Weighted {
-		n += 4 * uint64(degree)
+		lo, hi = lo+4*d, hi+4*d
 	}
-	return n
+	return lo, hi
 }
 
-// minPackedBytes is the smallest size a packed list of degree edges takes.
-func (c EntryCodec) minPackedBytes(degree uint32) uint64 {
-	n := uint64(degree) + (uint64(degree)+3)/4
-	if c.Weighted {
-		n += 4 * uint64(degree)
+// checkPackedSize refuses a packed list size that degree edges cannot
+// take.
+func (c EntryCodec) checkPackedSize(degree, size uint32) error {
+	if lo, hi := c.packedRange(degree); uint64(size) < lo || uint64(size) > hi {
+		return errors.Errorf("csr: a packed list of %d edges in %d bytes; expected %d..%d", degree, size, lo, hi)
 	}
-	return n
+	return nil
 }
 
 // EncodePacked writes a Packed entry into b[:Size]: degree, the packed
@@ -305,8 +308,8 @@ func (c EntryCodec) EncodePacked(b []byte, degree uint32, addr uint64, size uint
 	if degree > MaxEntryDegree {
 		return errors.Errorf("csr: degree %d exceeds the index entry's %d", degree, MaxEntryDegree)
 	}
-	if lo, hi := c.minPackedBytes(degree), c.MaxPackedBytes(degree); uint64(size) < lo || uint64(size) > hi {
-		return errors.Errorf("csr: a packed list of %d edges in %d bytes; expected %d..%d", degree, size, lo, hi)
+	if err := c.checkPackedSize(degree, size); err != nil {
+		return err
 	}
 	clear(b[:c.Size])
 	binary.LittleEndian.PutUint32(b, degree<<2|uint32(Packed))
@@ -340,9 +343,6 @@ func (c EntryCodec) Decode(b []byte, e *Entry) error {
 	e.Degree = h >> 2
 	e.Dst, e.Weights, e.Segments = e.Dst[:0], e.Weights[:0], e.Segments[:0]
 	e.Addr, e.TableBytes, e.Bytes = 0, 0, 0
-	if e.Kind == Packed && !c.Packed {
-		return errors.Errorf("csr: %v index entry in a layout whose lists are packed=%v", e.Kind, c.Packed)
-	}
 	switch e.Kind {
 	case InPlace:
 		k := c.InPlaceCap()
@@ -372,12 +372,12 @@ func (c EntryCodec) Decode(b []byte, e *Entry) error {
 		}
 		return nil
 	case Packed:
+		if !c.Packed {
+			return errors.New("csr: a packed index entry in a layout whose lists are not packed")
+		}
 		e.Addr = binary.LittleEndian.Uint64(b[4:])
 		e.Bytes = binary.LittleEndian.Uint32(b[12:])
-		if lo, hi := c.minPackedBytes(e.Degree), c.MaxPackedBytes(e.Degree); uint64(e.Bytes) < lo || uint64(e.Bytes) > hi {
-			return errors.Errorf("csr: a packed list of %d edges in %d bytes; expected %d..%d", e.Degree, e.Bytes, lo, hi)
-		}
-		return nil
+		return c.checkPackedSize(e.Degree, e.Bytes)
 	}
 	return errors.Errorf("csr: index entry of unknown kind %d", e.Kind)
 }

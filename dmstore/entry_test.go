@@ -184,7 +184,7 @@ func FuzzEntryRoundTrip(f *testing.F) {
 			t.Fatalf("segments %v want %v", e.Segments, segs)
 		}
 		// Packed: any size a list of this degree can take.
-		lo, hi := c.minPackedBytes(degree), c.MaxPackedBytes(degree)
+		lo, hi := c.packedRange(degree)
 		size := lo + uint64(len(pattern))%(hi-lo+1)
 		err = c.EncodePacked(buf, degree, addr, uint32(size))
 		if size > math.MaxUint32 { // not a size an entry holds

@@ -346,7 +346,7 @@ func (lw *loadWorker) packed(e []byte, b Batch, pos uint64, v uint32) (uint64, e
 	list := AppendPacked(lw.ebuf[pos:pos:len(lw.ebuf)], g.Neighbors(v))
 	if g.Weights != nil {
 		for _, x := range g.EdgeWeights(v) {
-			list = binary.LittleEndian.AppendUint32(list, math.Float32bits(float32(x)))
+			list = appendFloat32(list, float32(x))
 		}
 	}
 	if pos+uint64(len(list)) > uint64(len(lw.ebuf)) { // list is a copy

@@ -163,6 +163,7 @@ func (c EntryCodec) UnpackList(b []byte, degree uint32, dst []uint32, w []float3
 	return dst, w, nil
 }
 
+// appendFloat32 appends a weight as a packed list stores it.
 func appendFloat32(b []byte, x float32) []byte {
 	return binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
 }

@@ -226,7 +226,7 @@ type layouts struct {
 // describe sets what out reports of the graph's layouts on DM.
 func (l layouts) describe(out *Outcome) {
 	out.InPlaceShare = l.Out.InPlaceShare()
-	out.IndexBytes, out.ListBytes, out.Packed = 0, 0, l.Out.Config.Packed
+	out.IndexBytes, out.ListBytes, out.Packed = 0, 0, l.packed()
 	for _, x := range []*dmstore.Layout{l.Out, l.In} {
 		if x == nil {
 			continue
@@ -235,9 +235,12 @@ func (l layouts) describe(out *Outcome) {
 			out.IndexBytes += u.IndexBytes
 			out.ListBytes += u.EdgeBytes
 		}
-		out.Packed = out.Packed || x.Config.Packed
 	}
 }
+
+// packed says whether the layouts pack their lists (the out-layout's
+// are never packed in the baselines' plain CSR; the in-layout's may be).
+func (l layouts) packed() bool { return l.Out.Config.Packed || (l.In != nil && l.In.Config.Packed) }
 
 func (l layouts) last() *dmstore.Layout {
 	if l.In != nil {

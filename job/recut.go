@@ -33,7 +33,7 @@ func recut(w *spmd.World, cfg *Config, alg algo.Algorithm, src *stored, srcAux p
 	lc.LoadOnly, lc.Csr = true, src.Csr
 	oc := src.Layouts.Out.Config
 	lc.Layout = dmstore.LayoutConfig{EntrySize: oc.EntrySize, BatchVertices: oc.BatchVertices, Granule: oc.Granule, NoInPlace: oc.NoInPlace}
-	lc.Packed = src.Layouts.Out.Config.Packed || (src.Layouts.In != nil && src.Layouts.In.Config.Packed)
+	lc.Packed = src.Layouts.packed()
 	facts, err := measure(w, &lc, alg, sh, chunks)
 	if err := agree(err); err != nil {
 		return nil, none, err

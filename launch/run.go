@@ -592,7 +592,7 @@ type runReport struct {
 	ValRDApply      string           `json:"valrd_apply"`
 	InPlaceShare    float64          `json:"in_place_share"`
 	// The graph on DM, both layouts: index entries and out-of-place
-	// lists; Packed: lists packed (--no-compress: 4-byte records).
+	// lists; Packed: lists packed (--compress; else 4-byte records).
 	DMIndexBytes uint64       `json:"dm_index_bytes"`
 	DMListBytes  uint64       `json:"dm_list_bytes"`
 	Packed       bool         `json:"packed"`
