@@ -163,6 +163,7 @@ func TestBadInputUnderMpirun(t *testing.T) {
 		{"unknown flag", 4, []string{"--roles", "cn:2,mn:2", "--frobnicate", "info"}, "unknown flag: --frobnicate"},
 		{"mn-nice above 19", 2, []string{"--mn-nice", "20", "info"}, "--mn-nice 20; expected a nice value from 0 to 19"},
 		{"mn-nice negative", 2, []string{"--mn-nice", "-5", "info"}, "--mn-nice -5"},
+		{"start-timeout below 1s", 2, []string{"--start-timeout", "10ms", "info"}, "--start-timeout 10ms; expected at least 1s"},
 		{"unknown command", 2, []string{"frobnicate"}, "unknown command"},
 		{"one rank, default roles", 1, []string{"info"}, "at least 2 ranks"},
 		{"damping NaN", 2, runArgs("pagerank", "--damping", "NaN"), "--damping NaN; expected a number from 0 to 1"},

@@ -1,8 +1,10 @@
 package launch
 
 import (
-	"github.com/spf13/pflag"
 	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/dmg-hpc/dmg/sizes"
 	"github.com/dmg-hpc/dmg/spmd"
@@ -20,6 +22,11 @@ type Options struct {
 	// MNNice is --mn-nice: the nice value of memory-node processes (0
 	// leaves it alone). See renice.
 	MNNice int
+	// StartTimeout is --start-timeout: how long MPI_Init and a first
+	// barrier may take before this rank gives up (a rank that died while
+	// starting leaves the others waiting for good under a launcher that
+	// does not end them); 0 waits for ever.
+	StartTimeout time.Duration
 	// command is the command line, for the report.
 	command string
 	// allCN makes every rank a compute node (`dmg convert` under a
@@ -44,6 +51,7 @@ func (o *Options) register(fs *pflag.FlagSet) {
 	fs.CountVarP(&o.Verbose, "verbose", "v", "log progress on stderr: -v from rank 0 (each iteration once), -vv from every rank")
 	fs.StringVar(&o.JSON, "json", "", "also write the report as JSON to `FILE` (-: the JSON alone on stdout, the text report on stderr)")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "each rank writes a CPU profile of its run to `PREFIX`.rankN.pprof (for go tool pprof)")
+	fs.DurationVar(&o.StartTimeout, "start-timeout", 2*time.Minute, "a rank where MPI has not started after this long (MPI_Init and a first barrier: another rank died or stopped while starting, and the launcher did not end the job) exits with an error; 0 waits for ever")
 	fs.IntVar(&o.MNNice, "mn-nice", defaultMNNice, "memory-node processes run at nice `N` (0-19; 0 leaves them alone): where they share cores with compute nodes, their fabric progress and waits yield the cores to the computing ranks")
 }
 
@@ -52,6 +60,9 @@ func (o *Options) register(fs *pflag.FlagSet) {
 func (o *Options) roles(size int) (spmd.Roles, error) {
 	if o.MNNice < 0 || o.MNNice > 19 {
 		return spmd.Roles{}, BadInputf("--mn-nice %d; expected a nice value from 0 to 19 (0 leaves the memory nodes' priority alone)", o.MNNice)
+	}
+	if o.StartTimeout < 0 || (o.StartTimeout > 0 && o.StartTimeout < time.Second) {
+		return spmd.Roles{}, BadInputf("--start-timeout %v; expected at least 1s, or 0 to wait for ever", o.StartTimeout)
 	}
 	if o.flags != nil && o.flags.Changed("roles") && strings.TrimSpace(o.Roles) == "" {
 		return spmd.Roles{}, BadInputf("spmd: --roles is empty; expected cn:C,mn:M (or leave it out for the default layout)")

@@ -130,6 +130,49 @@ func TestSlurmSrun(t *testing.T) {
 	})
 }
 
+// A rank that fails before MPI_Init leaves the others in its fences: under
+// the test bed's KillOnBadExit=1 Slurm ends the step at once; a user's srun
+// that does not (--kill-on-bad-exit=0) still ends within --start-timeout,
+// rank 0 saying why in one line.
+func TestSlurmRankDiesStarting(t *testing.T) {
+	_, sl := slurm(t)
+	bin, dir := dmgBin(t), t.TempDir()
+	for _, tc := range []struct {
+		name, kill string
+		limit      time.Duration // how long srun may take
+		want       string        // in srun's output
+	}{
+		{"kill on bad exit", "--kill-on-bad-exit=1", 20 * time.Second, "task 1: Exited with exit code 3"},
+		{"start timeout", "--kill-on-bad-exit=0", 30 * time.Second, "dmg: rank 0 on dmg"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			// Task 1 fails before it starts dmg; task 0 waits in MPI_Init.
+			script := `[ "$SLURM_PROCID" = 1 ] && exit 3; exec "$0" --start-timeout 5s --roles cn:1,mn:1 info`
+			cmd := sl.Srun(ctx, "--mpi=pmix", tc.kill, "-N", "2", "-n", "2", "sh", "-c", script, bin)
+			cmd.Dir = dir
+			start := time.Now()
+			out, err := cmd.CombinedOutput()
+			took := time.Since(start)
+			if err == nil {
+				t.Fatalf("srun exited 0 with a task that failed:\n%s", out)
+			}
+			if took > tc.limit {
+				t.Errorf("srun took %.1fs, want under %v:\n%s", took.Seconds(), tc.limit, out)
+			}
+			if !strings.Contains(string(out), tc.want) {
+				t.Errorf("output lacks %q:\n%s", tc.want, out)
+			}
+			if tc.kill == "--kill-on-bad-exit=0" {
+				if n := strings.Count(string(out), "MPI did not start within 5s"); n != 1 {
+					t.Errorf("the start-up timeout said %d times, want once:\n%s", n, out)
+				}
+			}
+		})
+	}
+}
+
 // examplesDir is the repository's examples/.
 func examplesDir(t *testing.T) string {
 	d, err := filepath.Abs(filepath.Join("..", "examples"))

@@ -15,7 +15,8 @@
 #     ids, mounts), so its jobs' tasks run on that host and see its /dev/shm. Each slurmd has
 #     its own spool, log and TmpFS directory (the PMIx plugin's per-step directories are made
 #     under TmpFS and would collide on a directory every host shares).
-# No cgroups: proctrack/linuxproc, task/none. SlurmUser=root. srun --mpi=pmix works (libpmix).
+# No cgroups: proctrack/linuxproc, task/none. SlurmUser=root. srun --mpi=pmix works (libpmix), with
+# every PMIx fence on the tree (mpi.conf; see write_conf) and KillOnBadExit=1.
 # DMG_TESTBED_ID=K selects the test bed, as for testbed.sh.
 set -euo pipefail
 ID=${DMG_TESTBED_ID:-1}
@@ -87,6 +88,8 @@ SlurmdTimeout=30
 MessageTimeout=20
 InactiveLimit=0
 KillWait=5
+# A task that fails ends its step: ranks still in MPI_Init would otherwise wait for it forever.
+KillOnBadExit=1
 SlurmctldDebug=info
 SlurmdDebug=info
 EOF
@@ -100,12 +103,20 @@ EOF
     done
     echo "PartitionName=dmg Nodes=$PREFIX[1-$n] Default=YES MaxTime=INFINITE State=UP"
   } > "$CONF.new"
-  if cmp -s "$CONF.new" "$CONF"; then
-    rm "$CONF.new"
+  # The PMIx plugin's fences all on its tree. By default Slurm 22.05 runs a fence that collects
+  # data on a ring and one that does not on a tree, two collectives it does not order: Open MPI
+  # 4.1's MPI_Init fences twice (its modex, then a barrier once its receive handlers are in
+  # place), and a rank could leave MPI_Init while another was still in the modex; its first
+  # message then found no handler and killed that rank (SIGSEGV at address 0 in btl/tcp,
+  # 10 of 150 srun starts on a loaded machine; 0 of 150 with the tree alone).
+  echo "PMIxCollFence=tree" > "$SL/mpi.conf.new"
+  if cmp -s "$CONF.new" "$CONF" && cmp -s "$SL/mpi.conf.new" "$SL/mpi.conf"; then
+    rm "$CONF.new" "$SL/mpi.conf.new"
   else
-    # Another size: the daemons start again on the new configuration.
+    # Another size or setting: the daemons start again on the new configuration.
     stop_slurm
     mv "$CONF.new" "$CONF"
+    mv "$SL/mpi.conf.new" "$SL/mpi.conf"
   fi
 }
 
