@@ -29,8 +29,9 @@ type Pool struct {
 	Client *pool.Client
 	// Name is the graph's name in the catalogue.
 	Name string
-	// Wait is how long a run waits for another job's lease on the graph
-	// (0: it fails at once, naming the holder).
+	// Wait is how long a run waits while a writer (a drop) holds the
+	// graph's lease (0: it fails at once, naming the holder). Runs do not
+	// wait for each other: they read a graph together.
 	Wait time.Duration
 	// OnSignal, if set, is given what a run holds in the pool (the
 	// graph's lease, on rank 0) and how to give it back, for when the job
@@ -81,15 +82,14 @@ func alignUp(x, a uint64) uint64 { return (x + a - 1) / a * a }
 // poolLoad is a load's side of the catalogue, on rank 0: the graph's slot,
 // claimed before the read and made ready after the load, and its lease.
 type poolLoad struct {
-	p      *Pool
-	slot   int
-	s      pool.Slot
-	alive  func() error
-	keeper *pool.Keeper // alive's: a run that swaps to this slot releases through it on a signal
-	done   bool
+	p     *Pool
+	slot  int
+	s     pool.Slot
+	alive func() error
+	done  bool
 	// view: the slot is another cut of a graph the pool holds (its name
-	// is taken), for a job of another compute-node count; the job keeps
-	// its lease when it is ready, to run on it.
+	// is taken), for a job of another compute-node count; the run that
+	// cut it reads it once it is ready (poolRun.swap).
 	view bool
 }
 
@@ -123,8 +123,7 @@ func (pl *poolLoad) claim(w *spmd.World) error {
 	if err != nil {
 		return err
 	}
-	pl.keeper = pool.Keep(ep, pl.slot, c.ID(), pool.BeatEvery)
-	pl.alive = pl.keeper.Stop
+	pl.alive = pool.KeepAlive(ep, pl.slot, c.ID(), pool.BeatEvery)
 	return nil
 }
 
@@ -174,20 +173,17 @@ func (pl *poolLoad) placeAux(w *spmd.World, n uint64) (pool.Extent, error) {
 	return pool.Extent{MN: int(v[0]), Off: v[1], Len: n}, err
 }
 
-// ready marks the graph complete and gives up the lease (rank 0); a
-// view keeps it (and its heartbeat) for the run that cut it.
+// ready marks the graph complete and gives up the lease (rank 0).
 func (pl *poolLoad) ready(vertices, edges uint64) error {
 	c := pl.p.Client
 	if c == nil {
 		return nil
 	}
-	if !pl.view {
-		if err := pl.alive(); err != nil {
-			return err
-		}
-		pl.alive = nil
-		pl.s.Lease = 0
+	if err := pl.alive(); err != nil {
+		return err
 	}
+	pl.alive = nil
+	pl.s.Lease = 0
 	err := pl.update(func(*pool.Client) error {
 		pl.s.State, pl.s.Vertices, pl.s.Edges = pool.Ready, vertices, edges
 		return nil

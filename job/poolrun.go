@@ -19,18 +19,20 @@ import (
 	"github.com/dmg-hpc/dmg/verbs"
 )
 
-// poolRun is a run's side of the catalogue, on rank 0: the graph's lease
-// and the job's own slot for its regions.
+// poolRun is a run's side of the catalogue, on rank 0: the job's own
+// slot, which names the graph it reads (its hold on the graph: any number
+// of runs read a graph at once, and a drop waits for them) and, once
+// placed, holds its regions.
 type poolRun struct {
 	p      *Pool
 	graph  int // the graph's slot
 	job    int // the job's slot (-1: none yet)
 	alive  []func() error
-	leased bool
+	leased bool // the job's slot is leased to this run
 	// gone is set by whichever gives the lease back first: release, or
 	// abandon on a signal.
 	gone   atomic.Bool
-	keeper atomic.Pointer[pool.Keeper] // renews the graph's lease (read by abandon)
+	keeper atomic.Pointer[pool.Keeper] // renews the job slot's lease (read by abandon)
 	aux    pool.Extent
 	// recut: the graph is cut for another compute-node count; the job
 	// holds it while it cuts it for its own (recut).
@@ -218,16 +220,11 @@ func endpoints(net verbs.Network, n int) ([]verbs.Endpoint, error) {
 	return eps, nil
 }
 
-// swap makes the job hold the view pl has cut, its lease kept since the
-// cut, and gives the graph it was cut from back (rank 0).
+// swap makes the job read the view pl has cut (ready: a graph of its
+// own) instead of the graph it was cut from (rank 0).
 func (pr *poolRun) swap(pl *poolLoad) error {
-	err := pr.release()
-	pr.graph, pr.leased = pl.slot, true
-	pr.keeper.Store(pl.keeper)
-	pr.gone.Store(false) // the new lease is this run's to give back
-	pr.alive = []func() error{pl.alive}
-	pl.alive, pl.done = nil, true
-	return err
+	pr.graph = pl.slot
+	return pr.update(func(*pool.Client) ([]pool.Extent, error) { return nil, nil })
 }
 
 // fits checks that a stored graph serves the kernel as a one-job run
@@ -251,9 +248,9 @@ func fits(st *stored, alg algo.Algorithm, plain bool, mode string, name string) 
 }
 
 // take finds the graph, cut for cns compute nodes if the pool has such
-// a view of it, takes its lease and reads its descriptor (rank 0), which
-// it returns after a flag that says whether it must be re-cut and the
-// aux extent's MN, offset and length.
+// a view of it, holds it (a Job slot of the run's own that names it) and
+// reads its descriptor (rank 0), which it returns after a flag that says
+// whether it must be re-cut and the aux extent's MN, offset and length.
 func (pr *poolRun) take(ep verbs.Endpoint, cns int) ([]byte, error) {
 	c := pr.p.Client
 	i, s, exact, ok, err := c.FindView(pr.p.Name, cns)
@@ -272,21 +269,22 @@ func (pr *poolRun) take(ep verbs.Endpoint, cns int) ([]byte, error) {
 		return nil, &rank.ParamError{Msg: fmt.Sprintf("graph %q is still being loaded", pr.p.Name)}
 	}
 	pr.graph = i
-	if err := c.TakeLease(i, pr.p.Wait); err != nil {
+	j, err := c.Hold(i, lockWait, pr.p.Wait)
+	if err != nil {
 		return nil, err
 	}
-	pr.leased = true
+	pr.job, pr.leased = j, true
 	kep, err := pr.p.Net.NewEndpoint()
 	if err != nil {
 		return nil, err
 	}
-	k := pool.Keep(kep, i, c.ID(), pool.BeatEvery)
+	k := pool.Keep(kep, j, c.ID(), pool.BeatEvery)
 	pr.keeper.Store(k)
 	pr.alive = append(pr.alive, k.Stop)
 	if pr.p.OnSignal != nil {
 		pr.p.OnSignal(fmt.Sprintf("the lease of graph %q", pr.p.Name), pr.abandon)
 	}
-	// The slot again, now that it is ours: the aux extent it names.
+	// The slot again, now that the run holds it: the aux extent it names.
 	slots, err := c.Slots()
 	if err != nil {
 		return nil, err
@@ -315,42 +313,41 @@ func (pr *poolRun) take(ep verbs.Endpoint, cns int) ([]byte, error) {
 }
 
 // regions allocates the job's extents for the engine's regions, reserve
-// bytes on every MN, in a slot of the job's own (rank 0).
+// bytes on every MN, and records them in the job's slot (rank 0).
 func (pr *poolRun) regions(reserve uint64, start []uint64) error {
+	sizes := make([]uint64, len(start))
+	for m := range sizes {
+		sizes[m] = reserve
+	}
+	return pr.update(func(c *pool.Client) ([]pool.Extent, error) {
+		ext, err := c.Alloc(sizes)
+		for m, e := range ext {
+			start[m] = e.Off
+		}
+		return ext, err
+	})
+}
+
+// update rewrites the job's slot under the catalogue's lock: the graph
+// it reads (pr.graph) and the extents alloc returns.
+func (pr *poolRun) update(alloc func(c *pool.Client) ([]pool.Extent, error)) error {
 	c := pr.p.Client
 	if err := c.Lock(lockWait); err != nil {
 		return err
 	}
 	defer c.Unlock()
-	sizes := make([]uint64, len(start))
-	for m := range sizes {
-		sizes[m] = reserve
+	if pr.gone.Load() { // a signal gave the slot's lease up: not ours to write
+		return errors.Errorf("job: the run on graph %q was interrupted", pr.p.Name)
 	}
-	ext, err := c.Alloc(sizes)
-	if err != nil {
-		return err
-	}
-	i, err := c.FreeSlot()
+	ext, err := alloc(c)
 	if err != nil {
 		return err
 	}
 	now := uint64(time.Now().UnixMilli())
-	if err := c.Put(i, pool.Slot{State: pool.Job, Lease: c.ID(), Beat: now, Created: now, Name: pr.p.Name, Graph: pr.graph, Ext: ext}); err != nil {
-		return err
-	}
-	pr.job = i
-	kep, err := pr.p.Net.NewEndpoint()
-	if err != nil {
-		return err
-	}
-	pr.alive = append(pr.alive, pool.KeepAlive(kep, i, c.ID(), pool.BeatEvery))
-	for m, e := range ext {
-		start[m] = e.Off
-	}
-	return nil
+	return c.Put(pr.job, pool.Slot{State: pool.Job, Lease: c.ID(), Beat: now, Created: now, Name: pr.p.Name, Graph: pr.graph, Ext: ext})
 }
 
-// release frees the job's slot and gives the graph's lease back (rank 0;
+// release frees the job's slot, and so its hold on the graph (rank 0;
 // again is a no-op).
 func (pr *poolRun) release() error {
 	c := pr.p.Client
@@ -363,33 +360,31 @@ func (pr *poolRun) release() error {
 			first = err
 		}
 	}
-	// The lease is this release's to give back unless a signal's abandon
-	// took it first (decided before the keeper stops).
+	// The slot is this release's to free unless a signal's abandon gave
+	// its lease up first (decided before the keeper stops): it is then a
+	// dead job's, for the next catalogue change to free.
 	mine := pr.leased && !pr.gone.Swap(true)
 	for _, stop := range pr.alive {
 		keep(stop())
 	}
 	pr.alive = nil
-	if pr.job >= 0 {
+	if pr.job >= 0 && mine {
 		if err := c.Lock(lockWait); err == nil {
 			keep(c.Drop(pr.job))
 			keep(c.Unlock())
 		} else {
 			keep(err)
 		}
-		pr.job = -1
 	}
-	if mine {
-		keep(c.ReleaseLease(pr.graph))
-	}
-	pr.leased = false
+	pr.job, pr.leased = -1, false
 	return first
 }
 
-// abandon gives the graph's lease back when a signal ends the job, on
+// abandon gives the job slot's lease up when a signal ends the job, on
 // the keeper's endpoint (the run's may be mid-flush, and a new one would
-// be a new connection); the job's slot is left for the next job to find
-// stale. It runs once, and not after release.
+// be a new connection): a Job slot without a lease is a dead job's, which
+// holds no graph and which the next catalogue change frees. It runs once,
+// and not after release.
 func (pr *poolRun) abandon() error {
 	if pr.gone.Swap(true) {
 		return nil

@@ -448,7 +448,7 @@ func lsBody(a *attached, af *adminFlags, stdout io.Writer) error {
 	jobs := map[int]int{}
 	var used uint64
 	for _, s := range slots {
-		if s.State == pool.Job {
+		if s.State == pool.Job && !s.Dead(now) {
 			jobs[s.Graph]++
 		}
 		if s.State != pool.Free {
@@ -491,7 +491,10 @@ func lsBody(a *attached, af *adminFlags, stdout io.Writer) error {
 	fmt.Fprintln(tw, "NAME\tSTATE\tVERTICES\tEDGES\tSIZE\tCNS\tAGE\tHELD BY")
 	for _, e := range list {
 		holder := e.Holder
-		if holder == "" {
+		switch {
+		case holder == "" && e.Jobs > 0:
+			holder = fmt.Sprintf("%d run(s)", e.Jobs)
+		case holder == "":
 			holder = "-"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.Name, e.State, humanize.Comma(int64(e.Vertices)), humanize.Comma(int64(e.Edges)),
@@ -510,8 +513,10 @@ func slotBytes(s *pool.Slot) uint64 {
 }
 
 // dropGraph frees a graph and every view of it cut for another
-// compute-node count: taking each one's lease first, so no job is using
-// it.
+// compute-node count: it takes each one's lease first, so that no run
+// starts reading it (pool.Client.Hold), then, under the catalogue lock,
+// refuses if a run still reads one (naming the runs) and gives the leases
+// back.
 func dropGraph(c *pool.Client, name string) error {
 	slots, err := c.Named(name)
 	if err != nil {
@@ -520,20 +525,35 @@ func dropGraph(c *pool.Client, name string) error {
 	if len(slots) == 0 {
 		return BadInputf("launch: --drop %q: the pool holds no graph of that name", name)
 	}
+	var taken []int
+	defer func() {
+		for _, i := range taken {
+			c.ReleaseLease(i) // best effort: an unreleased lease expires
+		}
+	}()
 	for _, i := range slots {
 		if err := c.TakeLease(i, 0); err != nil {
 			return err
 		}
+		taken = append(taken, i)
 	}
 	if err := c.Lock(2 * pool.StaleAfter); err != nil {
 		return err
 	}
 	defer c.Unlock()
+	runs, err := c.Readers(slots)
+	if err != nil {
+		return err
+	}
+	if len(runs) > 0 {
+		return &pool.InUseError{Name: name, Runs: runs}
+	}
 	for _, i := range slots {
 		if err := c.Drop(i); err != nil {
 			return err
 		}
 	}
+	taken = nil
 	return nil
 }
 

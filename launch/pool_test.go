@@ -287,6 +287,7 @@ type lsJSON struct {
 		Edges    uint64 `json:"edges"`
 		CNs      int    `json:"cns"`
 		Holder   string `json:"holder"`
+		Jobs     int    `json:"jobs"`
 	} `json:"graphs"`
 	MNs int `json:"mns"`
 }
@@ -535,6 +536,26 @@ func TestPoolKernels(t *testing.T) {
 	}
 }
 
+// dropWhenFree drops graph name, retrying while runs read it, for up to
+// limit; the pool then holds no graph.
+func (s *served) dropWhenFree(t *testing.T, name string, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		_, se, code, _ := dmgPlain(t, 30*time.Second, "ls", "--pool-file", s.path, "--drop", name)
+		if code == 0 {
+			break
+		}
+		if !strings.Contains(se, "is read by") || time.Now().After(deadline) {
+			t.Fatalf("dmg ls --drop %s: exit %d:\n%s", name, code, se)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if l := s.ls(t); len(l.Graphs) != 0 {
+		t.Errorf("dmg ls --json after dropping %s: %+v; want no graph", name, l.Graphs)
+	}
+}
+
 // startHolder starts a PageRank on graph name that logs its iterations,
 // and waits until it computes (its third iteration), holding the lease.
 func (s *served) startHolder(t *testing.T, name string, iterations int) *mpiProc {
@@ -555,11 +576,12 @@ func (s *served) startHolder(t *testing.T, name string, iterations int) *mpiProc
 	return p
 }
 
-// A run holds its graph's lease: a second job on it fails at once naming
-// the holder, or with --wait waits for it; a holder killed with -9 keeps
-// the lease until it expires (pool.StaleAfter, 10 s), after which a new run
-// takes it and computes the right results (over shm and tcp: the pool's
-// MNs outlive a job that dies on them).
+// Runs read a graph together, each holding it through a Job slot of its
+// own: a second run computes while the first does, and a drop fails,
+// naming the runs, until they end; a holder killed with -9 keeps its hold
+// until its heartbeat expires (pool.StaleAfter, 10 s), while new runs
+// still compute the right results (over shm and tcp: the pool's MNs
+// outlive a job that dies on them).
 func TestPoolLeases(t *testing.T) {
 	if testing.Short() {
 		t.Skip("mpirun integration test")
@@ -567,62 +589,55 @@ func TestPoolLeases(t *testing.T) {
 	graph := []string{"--graph", "kron:13"}
 	want := oneJob(t, 2, graph, "bfs")
 
-	// The holder runs while other jobs connect to the pool, fail on its
-	// lease, list it and wait for it: connections that come and go at a
-	// serve job's MN during another job's traffic (docs/design.md).
-	// The holder must outlast a refused run (up to 10 s), dmg ls and the
-	// start of a waiter: CI once ran 3000 iterations in 10.3 s, and ls
-	// found g free.
-	const holdIters = 6000 // 20–30 s over shm here
-	t.Run("held", func(t *testing.T) {
+	t.Run("shared", func(t *testing.T) {
 		s := startServe(t, 2)
 		s.load(t, 2, "g", graph)
-		h := s.startHolder(t, "g", holdIters)
-		_, p := s.run(t, 2, "g", "bfs")
-		if p.code != 1 && p.code != 2 {
-			t.Errorf("a run on a held graph: exit %d, want 1 or 2: %s", p.code, p)
+		h := s.startHolder(t, "g", 100000)
+		// Two more runs at once on the graph the holder reads, one on 2
+		// CNs and one on 1 (which cuts g anew for 1 CN meanwhile): each
+		// computes at once, its results those of a job alone.
+		dir := t.TempDir()
+		var runs []*mpiProc
+		for _, cn := range []int{2, 1} {
+			out := filepath.Join(dir, fmt.Sprintf("cn%d.out", cn))
+			runs = append(runs, startMPI(t, 60*time.Second, cn, "--roles", fmt.Sprintf("cn:%d", cn), "run", "--pool-file", s.path, "--name", "g", "--algo", "bfs", "--out", out))
 		}
-		if !strings.Contains(p.err.String(), "is held by job") {
-			t.Errorf("a run on a held graph does not name the holder:\n%s", p.err.String())
+		for i, p := range runs {
+			<-p.done
+			if p.code != 0 {
+				t.Fatalf("run %d of two at once beside a holder: %s", i, p)
+			}
 		}
-		if p.elapsed > 10*time.Second {
-			t.Errorf("a run on a held graph took %v to fail", p.elapsed)
+		for _, cn := range []int{2, 1} {
+			got, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("cn%d.out", cn)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			samePoolResults(t, fmt.Sprintf("bfs on cn:%d beside a holder and another run", cn), "bfs", got, want)
 		}
-		l := s.ls(t)
-		if len(l.Graphs) != 1 || !strings.HasPrefix(l.Graphs[0].Holder, "job 0x") {
-			t.Errorf("dmg ls --json while a run holds g: %+v; want a holder", l.Graphs)
-		}
-		// --wait: the run connects, waits for the holder and then computes.
-		out := filepath.Join(t.TempDir(), "wait.out")
-		w := startMPI(t, 120*time.Second, 2, "--roles", "cn:2", "run", "--pool-file", s.path, "--name", "g", "--algo", "bfs", "--out", out, "--wait", "90s")
 		if h.exited() {
-			t.Fatalf("the holder ended before the --wait run started; it should run longer: %s", h)
+			t.Fatalf("the holder ended before the other runs did: %s", h)
 		}
-		// The waiter must still be waiting when the holder computes its
-		// last iteration (the holder gives the lease back after it).
-		last := fmt.Sprintf("iter %d ", holdIters-1)
-		for !strings.Contains(h.err.String(), last) && !h.exited() {
-			time.Sleep(20 * time.Millisecond)
+		if l := s.ls(t); len(l.Graphs) != 2 || l.Graphs[0].Jobs+l.Graphs[1].Jobs != 1 || l.Graphs[0].Holder != "" || l.Graphs[1].Holder != "" {
+			t.Errorf("dmg ls --json while a run reads g: %+v; want g and its cut for 1 CN, read by one run, no writer", l.Graphs)
 		}
-		if w.exited() {
-			t.Errorf("the --wait run ended before the holder's last iteration: %s", w)
+		// A drop while the holder reads g: refused, naming it; g stays.
+		_, se, code, _ := dmgPlain(t, 30*time.Second, "ls", "--pool-file", s.path, "--drop", "g")
+		if code == 0 || !strings.Contains(se, `graph "g" is read by 1 run(s): job 0x`) {
+			t.Errorf("dmg ls --drop g while a run reads it: exit %d; want a refusal naming the run:\n%s", code, se)
 		}
-		if !h.wait(90 * time.Second) {
-			t.Fatalf("holder still running: %s", h)
+		if l := s.ls(t); len(l.Graphs) != 2 || l.Graphs[0].Holder != "" || l.Graphs[1].Holder != "" {
+			t.Errorf("dmg ls --json after a refused drop: %+v; want g and its cut for 1 CN there, their leases given back", l.Graphs)
 		}
-		if h.code != 0 {
-			t.Errorf("holder: %s", h)
-		}
-		<-w.done
-		t.Logf("holder ran %v; the --wait run %v", h.elapsed.Round(time.Millisecond), w.elapsed.Round(time.Millisecond))
-		if w.code != 0 {
-			t.Fatalf("a run with --wait 90s on a held graph: %s", w)
-		}
-		got, err := os.ReadFile(out)
-		if err != nil {
+		if err := h.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
-		samePoolResults(t, "bfs after --wait", "bfs", got, want)
+		if !h.wait(10 * time.Second) {
+			t.Fatalf("holder still running 10 s after SIGTERM: %s", h)
+		}
+		// Once the holder is gone (at once if its SIGTERM gave its hold
+		// up, else when its heartbeat expires), the drop frees g.
+		s.dropWhenFree(t, "g", pool.StaleAfter+5*time.Second)
 		s.stop(t)
 	})
 
@@ -654,14 +669,12 @@ func TestPoolLeases(t *testing.T) {
 			if len(said) != 1 || !strings.Contains(said[0], "interrupted by SIGTERM") || !released && !late {
 				t.Errorf("a holder ended by SIGTERM said %q; want one line saying whether the lease of graph \"g\" was released", said)
 			}
-			wait := "0s"
 			if released {
-				if l := s.ls(t); len(l.Graphs) != 1 || l.Graphs[0].Holder != "" {
-					t.Errorf("dmg ls --json after the holder's SIGTERM, which said the lease was released: %+v; want g free", l.Graphs)
+				if l := s.ls(t); len(l.Graphs) != 1 || l.Graphs[0].Jobs != 0 {
+					t.Errorf("dmg ls --json after the holder's SIGTERM, which said the lease was released: %+v; want g read by no run", l.Graphs)
 				}
 			} else {
 				t.Logf("the lease was not released within the grace: %q", said)
-				wait = "30s"
 			}
 			if fab == "tcp" {
 				// A job connecting right after another's were cut can lose
@@ -671,9 +684,9 @@ func TestPoolLeases(t *testing.T) {
 				s.stop(t)
 				return
 			}
-			got, p := s.run(t, 2, "g", "bfs", "--wait", wait)
+			got, p := s.run(t, 2, "g", "bfs")
 			if p.code != 0 {
-				t.Fatalf("a run (--wait %s) after the holder's SIGTERM: %s", wait, p)
+				t.Fatalf("a run after the holder's SIGTERM: %s", p)
 			}
 			samePoolResults(t, "bfs after a terminated holder", "bfs", got, want)
 			s.stop(t)
@@ -702,8 +715,8 @@ func TestPoolLeases(t *testing.T) {
 			// The dead holder's lease is still fresh, and the pool answers.
 			so, se, code, took := dmgPlain(t, 20*time.Second, "ls", "--pool-file", s.path, "--json")
 			var l lsJSON
-			if code != 0 || json.Unmarshal([]byte(so), &l) != nil || len(l.Graphs) != 1 || !strings.HasPrefix(l.Graphs[0].Holder, "job 0x") {
-				t.Fatalf("dmg ls --json %v after the holder was killed: exit %d; want g still held:\n%s%s", took, code, so, se)
+			if code != 0 || json.Unmarshal([]byte(so), &l) != nil || len(l.Graphs) != 1 || l.Graphs[0].Jobs != 1 {
+				t.Fatalf("dmg ls --json %v after the holder was killed: exit %d; want g still read by it:\n%s%s", took, code, so, se)
 			}
 			if fab == "shm" {
 				// One line per MN whose lock the holder died in.
@@ -719,28 +732,27 @@ func TestPoolLeases(t *testing.T) {
 				}
 				t.Logf("dmg ls answered %v after the kill", took.Round(time.Millisecond))
 			}
-			p := startMPI(t, 20*time.Second, 2, "--roles", "cn:2", "run", "--pool-file", s.path, "--name", "g", "--algo", "bfs")
-			<-p.done
-			if p.timedOut {
-				t.Fatalf("a run right after the holder was killed still running after 20 s: %s", p)
-			}
-			if p.code == 0 || !strings.Contains(p.err.String(), "is held by job") {
-				t.Errorf("a run right after the holder was killed: want a refusal naming the holder: %s", p)
-			}
-			// Once expired, a new run takes the lease over and computes.
-			got, p := s.run(t, 2, "g", "bfs", "--wait", "15s")
-			since := time.Since(killed)
+			// A new run computes at once beside the dead holder's hold.
+			got, p := s.run(t, 2, "g", "bfs")
 			if p.code != 0 {
-				t.Fatalf("a run with --wait 15s after the holder was killed: %s", p)
+				t.Fatalf("a run right after the holder was killed: %s", p)
 			}
-			if since < pool.StaleAfter-2*time.Second {
-				t.Errorf("the run took the dead holder's lease %v after the kill; want it held for about %v", since, pool.StaleAfter)
-			}
-			t.Logf("lease taken over; the run ended %v after the kill", since.Round(time.Millisecond))
 			samePoolResults(t, "bfs after a killed holder", "bfs", got, want)
-			if l := s.ls(t); len(l.Graphs) != 1 || l.Graphs[0].State != "ready" || l.Graphs[0].Holder != "" {
-				t.Errorf("dmg ls --json after the run: %+v; want g ready and free", l.Graphs)
+			// A drop waits for the dead hold to expire.
+			_, se, code, _ = dmgPlain(t, 30*time.Second, "ls", "--pool-file", s.path, "--drop", "g")
+			if code == 0 && time.Since(killed) < pool.StaleAfter-2*time.Second {
+				t.Errorf("dmg ls --drop g %v after the holder was killed succeeded; want it refused until its hold expires (about %v)", time.Since(killed), pool.StaleAfter)
+			} else if code != 0 && !strings.Contains(se, `graph "g" is read by 1 run(s)`) {
+				t.Errorf("dmg ls --drop g after the holder was killed: exit %d; want a refusal naming the dead run:\n%s", code, se)
 			}
+			if code != 0 {
+				s.dropWhenFree(t, "g", pool.StaleAfter+5*time.Second)
+			}
+			since := time.Since(killed)
+			if since < pool.StaleAfter-2*time.Second {
+				t.Errorf("g dropped %v after the kill; want the dead hold kept for about %v", since, pool.StaleAfter)
+			}
+			t.Logf("hold expired; g dropped %v after the kill", since.Round(time.Millisecond))
 			s.stop(t)
 		})
 	}

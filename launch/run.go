@@ -115,7 +115,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&r.entrySize, "entry-size", 32, "index entry bytes: 16, 32 or 64")
 	fs.StringVar(&r.poolFile, "pool-file", "", "work on the pool a `dmg serve` job serves (its pool file `PATH`): load stores the graph there under --name, run computes on the graph of that name without reading it; the job then holds compute nodes alone (--roles cn:C)")
 	fs.StringVar(&r.name, "name", "", "with --pool-file: the graph's `NAME` in the pool")
-	fs.DurationVar(&r.wait, "wait", 0, "with --pool-file: wait up to this long for another job's hold on the graph (default: fail at once, naming the holder)")
+	fs.DurationVar(&r.wait, "wait", 0, "with --pool-file: wait up to this long while a drop holds the graph (runs read a graph together; default: fail at once, naming the holder)")
 	fs.Float64Var(&r.alpha, "alpha", 0, "vertex weight α of stage-1 partitioning, α·|V_i|+|E_i| (default 8·(CNs−1))")
 }
 
@@ -362,7 +362,7 @@ func (r *runFlags) check() error {
 		{!finite(r.engine.DenseDivisor) || r.engine.DenseDivisor <= 0, "--dense-threshold", r.engine.DenseDivisor, "a finite number > 0"},
 		{!finite(r.engine.PullDivisor) || r.engine.PullDivisor <= 0, "--pull-threshold", r.engine.PullDivisor, "a finite number > 0"},
 		{!finite(r.engine.ValuePullDivisor) || r.engine.ValuePullDivisor <= 0, "--value-pull-threshold", r.engine.ValuePullDivisor, "a finite number > 0"},
-		{set("wait") && r.poolFile == "", "--wait", r.wait, "--pool-file too (--wait is how long to wait for another job's hold on a served graph)"},
+		{set("wait") && r.poolFile == "", "--wait", r.wait, "--pool-file too (--wait is how long to wait while a drop holds a served graph)"},
 	} {
 		if c.bad {
 			return BadInputf("launch: %s %v; expected %s", c.flag, c.val, c.want)

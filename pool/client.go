@@ -3,7 +3,9 @@ package pool
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,6 +28,33 @@ type Client struct {
 
 	now   func() time.Time      // wall clock for stamps and ages
 	sleep func(d time.Duration) // backoff between retries
+}
+
+// Reader is a live run that reads a graph: its Job slot's holder.
+type Reader struct {
+	Job uint64        // the holder's id
+	Age time.Duration // since its last heartbeat
+}
+
+// InUseError is a graph that live runs read.
+type InUseError struct {
+	Name string
+	Runs []Reader
+}
+
+func (e *InUseError) Error() string {
+	var b strings.Builder
+	for i, r := range e.Runs {
+		if i == 3 {
+			fmt.Fprintf(&b, " and %d more", len(e.Runs)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "job %#x (last heartbeat %.1fs ago)", r.Job, r.Age.Seconds())
+	}
+	return fmt.Sprintf("graph %q is read by %d run(s): %s; retry once they end", e.Name, len(e.Runs), b.String())
 }
 
 // LeaseError is a lease held by a live job.
@@ -304,10 +333,21 @@ func (c *Client) Slots() ([]Slot, error) {
 }
 
 // dead says whether s holds a dead job's leftovers: Loading or Job with a
-// lease whose last heartbeat is older than StaleAfter.
+// lease whose last heartbeat is older than StaleAfter, or a Job whose
+// holder gave its lease up (a run ended by a signal).
 func dead(s *Slot, now time.Time) bool {
-	return (s.State == Loading || s.State == Job) && s.Lease != 0 && age(now, s.Beat) > StaleAfter
+	switch s.State {
+	case Job:
+		return s.Lease == 0 || age(now, s.Beat) > StaleAfter
+	case Loading:
+		return s.Lease != 0 && age(now, s.Beat) > StaleAfter
+	}
+	return false
 }
+
+// Dead says whether s holds a dead job's leftovers (a Loading or Job
+// slot whose lease expired, or a Job slot whose holder gave it up).
+func (s *Slot) Dead(now time.Time) bool { return dead(s, now) }
 
 // live says whether s's extents are in use.
 func live(s *Slot, now time.Time) bool { return s.State != Free && !dead(s, now) }
@@ -833,20 +873,95 @@ func (c *Client) FindView(name string, cns int) (i int, s Slot, exact, ok bool, 
 	return any, slots[any], false, true, nil
 }
 
+// Readers returns the live runs that read any of the graph slots graphs.
+func (c *Client) Readers(graphs []int) ([]Reader, error) {
+	var out []Reader
+	err := c.each(func(_ int, s *Slot, now time.Time) {
+		if s.State == Job && !dead(s, now) && slices.Contains(graphs, s.Graph) {
+			out = append(out, Reader{Job: s.Lease, Age: age(now, s.Beat)})
+		}
+	})
+	return out, err
+}
+
+// each calls f with every slot of the catalogue, read in one READ, and
+// the time it was read.
+func (c *Client) each(f func(i int, s *Slot, now time.Time)) error {
+	slots, err := c.Slots()
+	if err != nil {
+		return err
+	}
+	now := c.now()
+	for i := range slots {
+		f(i, &slots[i], now)
+	}
+	return nil
+}
+
+// Hold registers this client as a reader of graph slot g, a Ready graph:
+// a Job slot of its own, leased to it, that names g (and holds the run's
+// regions once Alloc has placed them). Any number of runs hold a graph at
+// once; a writer (a drop) takes the graph's lease and finds them. A graph
+// whose lease a live writer holds is waited for, up to wait, then
+// reported as a *LeaseError. Hold takes the catalogue lock (lockWait at
+// most each time) and returns the Job slot's index; the caller keeps its
+// lease alive (KeepAlive) and drops it when done.
+func (c *Client) Hold(g int, lockWait, wait time.Duration) (int, error) {
+	if err := c.checkSlot(g); err != nil {
+		return -1, err
+	}
+	start := time.Now()
+	var pause time.Duration
+	for {
+		i, busy, err := c.hold(g, lockWait)
+		if err != nil || busy == nil {
+			return i, err
+		}
+		if wait <= 0 || time.Since(start) >= wait {
+			return -1, busy
+		}
+		pause = backoff(pause)
+		if left := wait - time.Since(start); pause > left {
+			pause = max(left, 0)
+		}
+		c.sleep(pause)
+	}
+}
+
+// hold is one try of Hold under the catalogue lock: the Job slot, or the
+// writer that holds g.
+func (c *Client) hold(g int, lockWait time.Duration) (int, *LeaseError, error) {
+	if err := c.Lock(lockWait); err != nil {
+		return -1, nil, err
+	}
+	defer c.Unlock()
+	slots, err := c.Slots()
+	if err != nil {
+		return -1, nil, err
+	}
+	s, now := &slots[g], c.now()
+	if s.State != Ready {
+		return -1, nil, errors.Errorf("pool: graph %q (slot %d) is no longer ready to read (%s)", s.Name, g, s.State)
+	}
+	if s.Lease != 0 && s.Lease != c.id && age(now, s.Beat) <= StaleAfter {
+		return -1, &LeaseError{Name: s.Name, Holder: s.Lease, Age: age(now, s.Beat)}, nil
+	}
+	i, err := c.FreeSlot()
+	if err != nil {
+		return -1, nil, err
+	}
+	ms := unixMS(now)
+	return i, nil, c.Put(i, Slot{State: Job, Lease: c.id, Beat: ms, Created: ms, Name: s.Name, Graph: g})
+}
+
 // Named returns every graph slot (Loading or Ready, live) named name: a
 // graph and the views of it cut for other compute-node counts.
 func (c *Client) Named(name string) ([]int, error) {
-	slots, err := c.Slots()
-	if err != nil {
-		return nil, err
-	}
-	now := c.now()
 	var out []int
-	for i := range slots {
-		s := &slots[i]
+	err := c.each(func(i int, s *Slot, now time.Time) {
 		if s.Name == name && (s.State == Ready || s.State == Loading) && live(s, now) {
 			out = append(out, i)
 		}
-	}
-	return out, nil
+	})
+	return out, err
 }

@@ -377,7 +377,10 @@ func TestLock(t *testing.T) {
 	})
 }
 
-func TestLease(t *testing.T) {
+// withGraph runs fn with two clients of a fresh pool whose slot 3 is a
+// Ready graph "g"; b does not sleep between retries.
+func withGraph(t *testing.T, fn func(a, b *Client) error) {
+	t.Helper()
 	withClient(t, func(e *env, a *Client) error {
 		b, err := e.connect()
 		if err != nil {
@@ -387,6 +390,12 @@ func TestLease(t *testing.T) {
 		if err := a.Put(3, Slot{State: Ready, Name: "g", Graph: -1}); err != nil {
 			return err
 		}
+		return fn(a, b)
+	})
+}
+
+func TestLease(t *testing.T) {
+	withGraph(t, func(a, b *Client) error {
 		if err := a.TakeLease(3, 0); err != nil {
 			return err
 		}
@@ -535,5 +544,89 @@ func TestKeepAlive(t *testing.T) {
 			return errors.Wrap(err, "Stop after Release")
 		}
 		return nil
+	})
+}
+
+// TestHold: runs hold a Ready graph together, each in a Job slot of its
+// own; a writer's live lease keeps new readers out (waited for, then a
+// *LeaseError); Readers names the live runs, not a run that gave its
+// lease up or whose heartbeat stopped.
+func TestHold(t *testing.T) {
+	withGraph(t, func(a, b *Client) error {
+		if err := a.Put(4, Slot{State: Loading, Lease: a.ID(), Beat: nowMS(), Name: "h", Graph: -1}); err != nil {
+			return err
+		}
+		ja, err := a.Hold(3, time.Second, 0)
+		if err != nil {
+			return errors.Wrap(err, "a's hold")
+		}
+		jb, err := b.Hold(3, time.Second, 0)
+		if err != nil {
+			return errors.Wrap(err, "b's hold of a graph a reads")
+		}
+		s, err := a.Slots()
+		if err != nil {
+			return err
+		}
+		for _, c := range []struct {
+			j  int
+			id uint64
+		}{{ja, a.ID()}, {jb, b.ID()}} {
+			if got := s[c.j]; got.State != Job || got.Lease != c.id || got.Graph != 3 || got.Name != "g" {
+				return errors.Errorf("Job slot %d: %+v; want a Job slot of %#x naming graph 3", c.j, got, c.id)
+			}
+		}
+		if ja == jb {
+			return errors.Errorf("two runs share Job slot %d", ja)
+		}
+		r, err := a.Readers([]int{3})
+		if err != nil {
+			return err
+		}
+		if len(r) != 2 {
+			return errors.Errorf("Readers(3) = %+v; want the two runs", r)
+		}
+		if _, err := a.Hold(4, time.Second, 0); err == nil {
+			return errors.New("a held a graph still loading")
+		}
+
+		// A writer's lease keeps new readers out, not the ones in.
+		if err := a.TakeLease(3, 0); err != nil {
+			return err
+		}
+		for _, wait := range []time.Duration{0, 20 * time.Millisecond} {
+			_, err := b.Hold(3, time.Second, wait)
+			var le *LeaseError
+			if !errors.As(err, &le) || le.Holder != a.ID() {
+				return errors.Errorf("Hold(wait %v) of a graph a writer holds = %v; want a *LeaseError naming %#x", wait, err, a.ID())
+			}
+		}
+		if err := a.ReleaseLease(3); err != nil {
+			return err
+		}
+
+		// Gone: b gives its lease up (a signal), a's heartbeat stops.
+		if prev, err := b.cas("test", SlotAddr(jb)+OffLease, b.ID(), 0); err != nil || prev != b.ID() {
+			return errors.Errorf("giving b's lease up: %#x, %v", prev, err)
+		}
+		if r, err = a.Readers([]int{3}); err != nil || len(r) != 1 || r[0].Job != a.ID() {
+			return errors.Errorf("Readers after b gave its lease up = %+v, %v; want a alone", r, err)
+		}
+		msg := (&InUseError{Name: "g", Runs: r}).Error()
+		if want := fmt.Sprintf(`graph "g" is read by 1 run(s): job %#x (last heartbeat 0.`, a.ID()); !strings.HasPrefix(msg, want) {
+			return errors.Errorf("InUseError %q; want it to start %q", msg, want)
+		}
+		a.now = func() time.Time { return time.Now().Add(StaleAfter + time.Second) }
+		if r, err = a.Readers([]int{3}); err != nil || len(r) != 0 {
+			return errors.Errorf("Readers once a's heartbeat is stale = %+v, %v; want none", r, err)
+		}
+		if err := a.Lock(time.Second); err != nil {
+			return err
+		}
+		n, err := a.Reclaim()
+		if err != nil || n != 3 { // both Job slots and h's expired load
+			return errors.Errorf("Reclaim = %d, %v; want the two Job slots and h's load", n, err)
+		}
+		return a.Unlock()
 	})
 }

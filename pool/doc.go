@@ -46,8 +46,14 @@
 // holder's id (CAS from 0), and the holder rewrites the slot's beat word
 // with its clock every BeatEvery (KeepAlive). A lease whose beat is older
 // than StaleAfter has expired and may be taken over. Loading and Job slots
-// with an expired lease are a dead job's leftovers: Alloc treats their
-// extents as free and Reclaim frees them. Ready graphs stay.
+// with an expired lease, and Job slots whose holder gave the lease up,
+// are a dead job's leftovers: Alloc treats their extents as free and
+// Reclaim frees them. Ready graphs stay.
+//
+// Runs read a Ready graph together (Hold): each holds a Job slot of its
+// own that names the graph (and later its regions). A writer, a drop,
+// takes the graph's own lease, which keeps new readers out, and then
+// finds the live readers (Readers) under the catalogue lock.
 //
 // A lease's (and the lock's) age is the reader's clock minus the holder's
 // stamp: the holder's wall clock decides. The hosts' clocks must agree to
