@@ -201,6 +201,9 @@ func TestStagedMatchesShare(t *testing.T) {
 		// uniform graphs 4 and 1), every vertex a vertex, isolated or not.
 		{"kron", "kron:13", Options{Seed: 3}, ShareOptions{In: true}},
 		{"kron nothing kept", "kron:13", Options{KeepBytes: -1}, ShareOptions{In: true}},
+		// Not kept, a generator's blocks are generated again for every
+		// pass that reads them (no spill): weights and windows alike.
+		{"kron weighted nothing kept windows", "kron:13", Options{KeepBytes: -1, Weighted: true}, ShareOptions{In: true, RowBytes: 60_000, Align: 4}},
 		{"kron kept overflows", "kron:13", Options{KeepBytes: 300_000}, ShareOptions{In: true}},
 		{"kron undirected windows", "kron:13", Options{Undirected: true, Weighted: true}, ShareOptions{RowBytes: 60_000, Align: 4}},
 		{"uniform drop loops keep dups", "uniform:3000:200000", Options{SelfLoops: DropSelfLoops, Duplicates: KeepDuplicates}, ShareOptions{In: true}},
