@@ -387,6 +387,7 @@ func (c *Client) FreeSlot() (int, error) {
 	}
 	now := c.now()
 	deadAt := -1
+	var graphs, runs int
 	for i := range slots {
 		if slots[i].State == Free {
 			return i, nil
@@ -394,11 +395,16 @@ func (c *Client) FreeSlot() (int, error) {
 		if deadAt < 0 && dead(&slots[i], now) {
 			deadAt = i
 		}
+		if slots[i].State == Job {
+			runs++
+		} else {
+			graphs++
+		}
 	}
 	if deadAt >= 0 {
 		return deadAt, nil
 	}
-	return 0, errors.Errorf("pool file %s: all %d catalogue slots are in use; drop a graph (--drop) first", c.path, MaxSlots)
+	return 0, errors.Errorf("pool file %s: all %d catalogue slots are in use (%d by graphs and their cuts, %d by runs); drop a graph (--drop) or let runs end first", c.path, MaxSlots, graphs, runs)
 }
 
 func (c *Client) checkSlot(i int) error {
