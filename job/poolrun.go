@@ -24,11 +24,10 @@ import (
 // of runs read a graph at once, and a drop waits for them) and, once
 // placed, holds its regions.
 type poolRun struct {
-	p      *Pool
-	graph  int // the graph's slot
-	job    int // the job's slot (-1: none yet)
-	alive  []func() error
-	leased bool // the job's slot is leased to this run
+	p     *Pool
+	graph int // the graph's slot
+	job   int // the job's slot (-1: none yet)
+	alive []func() error
 	// gone is set by whichever gives the lease back first: release, or
 	// abandon on a signal.
 	gone   atomic.Bool
@@ -269,11 +268,11 @@ func (pr *poolRun) take(ep verbs.Endpoint, cns int) ([]byte, error) {
 		return nil, &rank.ParamError{Msg: fmt.Sprintf("graph %q is still being loaded", pr.p.Name)}
 	}
 	pr.graph = i
-	j, err := c.Hold(i, lockWait, pr.p.Wait)
+	j, held, err := c.Hold(i, lockWait, pr.p.Wait)
 	if err != nil {
 		return nil, err
 	}
-	pr.job, pr.leased = j, true
+	pr.job = j
 	kep, err := pr.p.Net.NewEndpoint()
 	if err != nil {
 		return nil, err
@@ -284,12 +283,8 @@ func (pr *poolRun) take(ep verbs.Endpoint, cns int) ([]byte, error) {
 	if pr.p.OnSignal != nil {
 		pr.p.OnSignal(fmt.Sprintf("the lease of graph %q", pr.p.Name), pr.abandon)
 	}
-	// The slot again, now that the run holds it: the aux extent it names.
-	slots, err := c.Slots()
-	if err != nil {
-		return nil, err
-	}
-	aux := slots[i].Aux
+	// The graph's slot as Hold read it, holding it: the aux extent it names.
+	aux := held.Aux
 	head := []byte{0}
 	if pr.recut {
 		head[0] = 1
@@ -363,7 +358,7 @@ func (pr *poolRun) release() error {
 	// The slot is this release's to free unless a signal's abandon gave
 	// its lease up first (decided before the keeper stops): it is then a
 	// dead job's, for the next catalogue change to free.
-	mine := pr.leased && !pr.gone.Swap(true)
+	mine := pr.job >= 0 && !pr.gone.Swap(true)
 	for _, stop := range pr.alive {
 		keep(stop())
 	}
@@ -376,7 +371,7 @@ func (pr *poolRun) release() error {
 			keep(err)
 		}
 	}
-	pr.job, pr.leased = -1, false
+	pr.job = -1
 	return first
 }
 

@@ -430,7 +430,7 @@ func runJob(opts *Options, stdout, stderr io.Writer, fn body) int {
 		// not always wait for a task that died): a barrier waits for all.
 		err = rt.World().Barrier()
 	}
-	stuck.Stop()
+	stuck()
 	if err != nil {
 		if rank == 0 {
 			printErr(stderr, mu, 0, err)
@@ -534,17 +534,18 @@ func exitBeforeMPI(rank, code int) int {
 // never): a rank that died while starting holds the others in MPI_Init or
 // their first collective for good unless the launcher ends them (srun
 // does not by default). Rank 0 says so; the launcher's own output names
-// the rank that failed. Stop the returned timer once every rank is up.
-func startWatch(limit time.Duration, rank int, stderr io.Writer, mu *sync.Mutex) *time.Timer {
+// the rank that failed. Call the returned stop once every rank is up.
+func startWatch(limit time.Duration, rank int, stderr io.Writer, mu *sync.Mutex) (stop func()) {
 	if limit == 0 {
-		return time.NewTimer(time.Duration(1<<63 - 1))
+		return func() {}
 	}
-	return time.AfterFunc(limit, func() {
+	t := time.AfterFunc(limit, func() {
 		if rank == 0 {
 			printErr(stderr, mu, 0, errors.Errorf("rank 0 on %s: MPI did not start within %v (MPI_Init and a first barrier): another rank failed or stopped while starting (the launcher's output names it; under srun, --kill-on-bad-exit=1 ends the step at once; --start-timeout sets this limit)", hostname(), limit))
 		}
 		os.Exit(ExitFailure)
 	})
+	return func() { t.Stop() }
 }
 
 // hostname is the node name for reports.

@@ -910,21 +910,22 @@ func (c *Client) each(f func(i int, s *Slot, now time.Time)) error {
 // once; a writer (a drop) takes the graph's lease and finds them. A graph
 // whose lease a live writer holds is waited for, up to wait, then
 // reported as a *LeaseError. Hold takes the catalogue lock (lockWait at
-// most each time) and returns the Job slot's index; the caller keeps its
-// lease alive (KeepAlive) and drops it when done.
-func (c *Client) Hold(g int, lockWait, wait time.Duration) (int, error) {
+// most each time) and returns the Job slot's index and the graph's slot
+// as it read it under the lock; the caller keeps the Job slot's lease
+// alive (KeepAlive) and drops it when done.
+func (c *Client) Hold(g int, lockWait, wait time.Duration) (int, Slot, error) {
 	if err := c.checkSlot(g); err != nil {
-		return -1, err
+		return -1, Slot{}, err
 	}
 	start := time.Now()
 	var pause time.Duration
 	for {
-		i, busy, err := c.hold(g, lockWait)
+		i, s, busy, err := c.hold(g, lockWait)
 		if err != nil || busy == nil {
-			return i, err
+			return i, s, err
 		}
 		if wait <= 0 || time.Since(start) >= wait {
-			return -1, busy
+			return -1, Slot{}, busy
 		}
 		pause = backoff(pause)
 		if left := wait - time.Since(start); pause > left {
@@ -934,30 +935,30 @@ func (c *Client) Hold(g int, lockWait, wait time.Duration) (int, error) {
 	}
 }
 
-// hold is one try of Hold under the catalogue lock: the Job slot, or the
-// writer that holds g.
-func (c *Client) hold(g int, lockWait time.Duration) (int, *LeaseError, error) {
+// hold is one try of Hold under the catalogue lock: the Job slot and
+// the graph's slot, or the writer that holds g.
+func (c *Client) hold(g int, lockWait time.Duration) (int, Slot, *LeaseError, error) {
 	if err := c.Lock(lockWait); err != nil {
-		return -1, nil, err
+		return -1, Slot{}, nil, err
 	}
 	defer c.Unlock()
 	slots, err := c.Slots()
 	if err != nil {
-		return -1, nil, err
+		return -1, Slot{}, nil, err
 	}
 	s, now := &slots[g], c.now()
 	if s.State != Ready {
-		return -1, nil, errors.Errorf("pool: graph %q (slot %d) is no longer ready to read (%s)", s.Name, g, s.State)
+		return -1, Slot{}, nil, errors.Errorf("pool: graph %q (slot %d) is no longer ready to read (%s)", s.Name, g, s.State)
 	}
 	if s.Lease != 0 && s.Lease != c.id && age(now, s.Beat) <= StaleAfter {
-		return -1, &LeaseError{Name: s.Name, Holder: s.Lease, Age: age(now, s.Beat)}, nil
+		return -1, Slot{}, &LeaseError{Name: s.Name, Holder: s.Lease, Age: age(now, s.Beat)}, nil
 	}
 	i, err := c.FreeSlot()
 	if err != nil {
-		return -1, nil, err
+		return -1, Slot{}, nil, err
 	}
 	ms := unixMS(now)
-	return i, nil, c.Put(i, Slot{State: Job, Lease: c.id, Beat: ms, Created: ms, Name: s.Name, Graph: g})
+	return i, *s, nil, c.Put(i, Slot{State: Job, Lease: c.id, Beat: ms, Created: ms, Name: s.Name, Graph: g})
 }
 
 // Named returns every graph slot (Loading or Ready, live) named name: a

@@ -560,11 +560,14 @@ func TestHold(t *testing.T) {
 		if err := a.Put(4, Slot{State: Loading, Lease: a.ID(), Beat: nowMS(), Name: "h", Graph: -1}); err != nil {
 			return err
 		}
-		ja, err := a.Hold(3, time.Second, 0)
+		ja, held, err := a.Hold(3, time.Second, 0)
 		if err != nil {
 			return errors.Wrap(err, "a's hold")
 		}
-		jb, err := b.Hold(3, time.Second, 0)
+		if held.Name != "g" || held.State != Ready {
+			return errors.Errorf("Hold returned the graph's slot %+v; want g, ready", held)
+		}
+		jb, _, err := b.Hold(3, time.Second, 0)
 		if err != nil {
 			return errors.Wrap(err, "b's hold of a graph a reads")
 		}
@@ -590,7 +593,7 @@ func TestHold(t *testing.T) {
 		if len(r) != 2 {
 			return errors.Errorf("Readers(3) = %+v; want the two runs", r)
 		}
-		if _, err := a.Hold(4, time.Second, 0); err == nil {
+		if _, _, err := a.Hold(4, time.Second, 0); err == nil {
 			return errors.New("a held a graph still loading")
 		}
 
@@ -599,7 +602,7 @@ func TestHold(t *testing.T) {
 			return err
 		}
 		for _, wait := range []time.Duration{0, 20 * time.Millisecond} {
-			_, err := b.Hold(3, time.Second, wait)
+			_, _, err := b.Hold(3, time.Second, wait)
 			var le *LeaseError
 			if !errors.As(err, &le) || le.Holder != a.ID() {
 				return errors.Errorf("Hold(wait %v) of a graph a writer holds = %v; want a *LeaseError naming %#x", wait, err, a.ID())
