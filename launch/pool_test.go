@@ -142,6 +142,26 @@ func startLauncher(t *testing.T, limit time.Duration, launcher, env []string, ar
 	return p
 }
 
+// hung describes a job that did not get somewhere in time: each of its
+// processes' state and kernel wait, and its dmg ranks' goroutines (they
+// print them on SIGQUIT, and end).
+func (p *mpiProc) hung() string {
+	var b strings.Builder
+	pids := sessionPIDs(p.cmd.Process.Pid)
+	for _, pid := range pids {
+		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		wchan, _ := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", pid))
+		fmt.Fprintf(&b, "pid %d: %s (wchan %s)\n", pid, strings.TrimSpace(string(stat)), wchan)
+	}
+	for _, pid := range pids {
+		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); exe == builtBinary {
+			syscall.Kill(pid, syscall.SIGQUIT)
+		}
+	}
+	p.wait(5 * time.Second)
+	return b.String() + p.String()
+}
+
 // wait waits up to d for the job to end.
 func (p *mpiProc) wait(d time.Duration) bool {
 	select {
@@ -176,6 +196,9 @@ func dmgPlain(t *testing.T, limit time.Duration, args ...string) (stdout, stderr
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	cmd.Env = cleanEnv()
+	// A dmg still running at the limit prints its goroutines (SIGQUIT)
+	// into the failure: where it waits.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
 	cmd.WaitDelay = 2 * time.Second
 	start := time.Now()
 	err := cmd.Run()
@@ -227,7 +250,7 @@ func waitServe(t *testing.T, path string, p *mpiProc, mns int) *served {
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no pool file %s 30 s after the start of serve (stat: %v):\nstdout:\n%s\nstderr:\n%s", path, err, p.out.String(), p.err.String())
+			t.Fatalf("no pool file %s 30 s after the start of serve (stat: %v):\n%s", path, err, p.hung())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -773,7 +796,7 @@ func freezeHoldingLock(t *testing.T, f *pool.File, sid int) []int {
 		// lock at the moment it stops.
 		var held []int
 		for m, mn := range f.MNs {
-			if heldFor(t, string(mn.Name), 20*time.Millisecond) {
+			if heldFor(t, string(mn.Name), 300*time.Millisecond) {
 				held = append(held, m)
 			}
 		}
@@ -791,7 +814,9 @@ func freezeHoldingLock(t *testing.T, f *pool.File, sid int) []int {
 }
 
 // heldFor tells whether the queue lock of shm region name is taken at
-// every look for d: the MN's own progress takes it for microseconds.
+// every look for d: the MN's own progress takes it for microseconds, or
+// for a time slice or two when a loaded host preempts it inside (20 ms
+// was once too short, and dmg stop then found the pool answering).
 func heldFor(t *testing.T, name string, d time.Duration) bool {
 	t.Helper()
 	for end := time.Now().Add(d); ; time.Sleep(time.Millisecond) {

@@ -44,6 +44,11 @@ func stopCmd(stdout io.Writer) *cobra.Command {
 // stop words, and again after its signal.
 const stopGrace = 5 * time.Second
 
+// askLimit bounds dmg stop's asking, whatever it waits for: attaching
+// (an endpoint's probe, 5 tries of 2 s), the stop words (the timeout), a
+// provider call the watch reports stuck (the timeout and 5 s).
+func askLimit(timeout time.Duration) time.Duration { return 2*timeout + 20*time.Second }
+
 func stopPool(af *adminFlags, stdout io.Writer) error {
 	if af.poolFile == "" {
 		return BadInputf("launch: --pool-file PATH is required")
@@ -57,7 +62,14 @@ func stopPool(af *adminFlags, stdout io.Writer) error {
 	go func() { // a stuck provider call keeps it for good: the process ends without it
 		asked <- admin(af, func(a *attached) error { return a.c.Stop() })
 	}()
-	if err = <-asked; exitCode(err) == ExitBadInput {
+	select {
+	case err = <-asked:
+	case <-time.After(askLimit(af.timeout)):
+		// Not a provider call the watch sees (which says so sooner): a
+		// wait of any other kind gets the same answer.
+		err = errors.Errorf("no answer within %v", askLimit(af.timeout))
+	}
+	if exitCode(err) == ExitBadInput {
 		return err // a pool file that is not this pool's: nothing to signal
 	} else if err == nil {
 		if ended(af.poolFile, f, stopGrace) {

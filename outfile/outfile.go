@@ -186,6 +186,12 @@ func TempPattern(base string) string {
 type Options struct {
 	Mode   fs.FileMode // of a new or replaced file (0: 0644)
 	Stdout io.Writer   // what "-" writes to (nil: os.Stdout)
+	// Volatile skips the syncs: the file is still whole or absent at its
+	// path (rename), but a crash of the host may lose it. For a file that
+	// describes something that dies with the host anyway (a served pool's
+	// file): a sync waits for the disk, which on a loaded virtual machine
+	// was seen to take 29 s.
+	Volatile bool
 }
 
 // Write writes the output path with write (see the package documentation).
@@ -231,6 +237,8 @@ type File struct {
 	t   Target
 	f   *os.File // nil for standard output
 	tmp string   // the temporary of a Replace target
+	// volatile: Commit renames without syncing (Options.Volatile).
+	volatile bool
 }
 
 // Create opens the output path for writing (see the package
@@ -240,7 +248,7 @@ func (o Options) Create(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &File{t: t}
+	out := &File{t: t, volatile: o.Volatile}
 	switch t.How {
 	case ToStdout:
 		out.W = o.Stdout
@@ -293,7 +301,10 @@ func (f *File) Commit() error {
 	if f.tmp == "" {
 		return errors.Wrapf(f.f.Close(), "outfile: writing %s", f.t.Name)
 	}
-	err := f.f.Sync()
+	var err error
+	if !f.volatile {
+		err = f.f.Sync()
+	}
 	if cerr := f.f.Close(); err == nil {
 		err = cerr
 	}
@@ -303,6 +314,9 @@ func (f *File) Commit() error {
 	if err != nil {
 		os.Remove(f.tmp)
 		return errors.Wrapf(err, "outfile: writing %s", f.t.Name)
+	}
+	if f.volatile {
+		return nil
 	}
 	if d, derr := os.Open(filepath.Dir(f.t.Path)); derr == nil {
 		_ = d.Sync() // some file systems refuse; the file is in place anyway

@@ -165,6 +165,23 @@ func TestWrite(t *testing.T) {
 	if st, _ := os.Stat(p("secret")); st.Mode().Perm() != 0o600 {
 		t.Errorf("mode %v, want 0600", st.Mode().Perm())
 	}
+
+	// Volatile: replaced whole, without syncs, and no temporary left.
+	before, _ = os.ReadDir(dir)
+	for _, data := range []string{"one\n", "two\n"} {
+		if err := (Options{Mode: 0o600, Volatile: true}).WriteFile(p("secret"), []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(p("secret")); string(b) != data {
+			t.Errorf("volatile write: %q, want %q", b, data)
+		}
+	}
+	if after, _ := os.ReadDir(dir); len(after) != len(before) {
+		t.Errorf("volatile writes left %d entries, had %d", len(after), len(before))
+	}
+	if st, _ := os.Stat(p("secret")); st.Mode().Perm() != 0o600 {
+		t.Errorf("volatile write: mode %v, want 0600", st.Mode().Perm())
+	}
 }
 
 func TestDistinct(t *testing.T) {

@@ -169,8 +169,9 @@ func WriteFile(path string, f *File) (err error) {
 		return errors.Wrapf(err, "pool file %s: encoding", path)
 	}
 	b = append(b, '\n')
-	// Mode 0600: the file holds the pools' memory keys.
-	return outfile.Options{Mode: 0o600}.WriteFile(path, b)
+	// Mode 0600: the file holds the pools' memory keys. Volatile: the
+	// pools it names are memory, gone with the host.
+	return outfile.Options{Mode: 0o600, Volatile: true}.WriteFile(path, b)
 }
 
 // NewToken returns a random nonzero token from crypto/rand.

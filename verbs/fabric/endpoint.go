@@ -51,8 +51,8 @@ type endpoint struct {
 	dead  error // set after a failed flush left ops outstanding
 	perOp bool  // post with one cgo call per operation (benchmarks)
 	bufs  []regBuf
-	// busy is when the running Flush entered the provider (Unix ns; 0:
-	// none runs).
+	// busy is when the running Flush, or the open, entered the provider
+	// (Unix ns; 0: none runs).
 	busy atomic.Int64
 	// probing, while set, bounds Flush instead of Config.Timeout
 	// (Network.probe).
@@ -125,12 +125,6 @@ func (e *endpoint) inBuf(p []byte) (uint16, uint64, bool) {
 // FI_MORE as usual) instead of the whole batch in one call; for measuring
 // what the one-call batch saves.
 func (e *endpoint) SetPostPerOp(on bool) { e.perOp = on }
-
-func newEndpoint(n *Network, cep *C.dmg_ep) *endpoint {
-	e := &endpoint{net: n, ep: cep, tally: verbs.NewTally(len(n.sizes)), batch: make([]verbs.Counters, len(n.sizes))}
-	e.refresh()
-	return e
-}
 
 // refresh re-reads the staging buffer after C grew it.
 func (e *endpoint) refresh() {

@@ -64,6 +64,9 @@ type Network struct {
 	probesFailed atomic.Int64
 	// halted is set by Halt: no endpoint enters the provider again.
 	halted atomic.Bool
+	// opening: Close found an endpoint's open inside the provider for
+	// good, and leaves the fabric to the process's end.
+	opening bool
 }
 
 type remotePool struct {
@@ -410,23 +413,43 @@ func (n *Network) newEndpoint() (verbs.Endpoint, error) {
 	if n.w.Role != spmd.CN {
 		return nil, errors.Errorf("verbs: NewEndpoint on MN %d; expected a CN (only CNs post operations)", n.w.Index)
 	}
+	// The endpoint is registered, busy, before the provider opens it and
+	// n.mu is not held meanwhile: the watch (watch.go) takes n.mu, and an
+	// open that spins (shm maps and checks every MN's region) is then
+	// reported like a Flush that does.
+	ep := &endpoint{net: n, tally: verbs.NewTally(len(n.sizes)), batch: make([]verbs.Counters, len(n.sizes))}
+	ep.busy.Store(time.Now().UnixNano())
 	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.closed {
+	switch {
+	case n.closed:
+		n.mu.Unlock()
 		return nil, errors.New("verbs: NewEndpoint on a closed network")
-	}
-	if n.names == nil || len(n.sizes) == 0 {
+	case n.names == nil || len(n.sizes) == 0:
+		n.mu.Unlock()
 		return nil, errors.New("verbs: NewEndpoint: no MN addresses; expected at least one MN")
 	}
+	n.eps[ep] = struct{}{}
+	n.mu.Unlock()
 	var errbuf [errBufLen]byte
 	var cep *C.dmg_ep
-	if ret := C.dmg_ep_open(n.fab, n.names, C.size_t(n.namelen), C.int(len(n.sizes)), C.uint64_t(n.keys.Add(1)),
-		&cep, (*C.char)(unsafe.Pointer(&errbuf[0])), errBufLen); ret != 0 {
-		return nil, errors.Errorf("verbs: creating a %s endpoint on CN %d: %s", n.provider, n.w.Index, cstr(errbuf[:]))
+	ret := C.dmg_ep_open(n.fab, n.names, C.size_t(n.namelen), C.int(len(n.sizes)), C.uint64_t(n.keys.Add(1)),
+		&cep, (*C.char)(unsafe.Pointer(&errbuf[0])), errBufLen)
+	ep.busy.Store(0)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if ret == 0 && !n.closed {
+		ep.ep = cep // under n.mu: Close and Halt read it after taking n.mu
+		ep.refresh()
+		return ep, nil
 	}
-	ep := newEndpoint(n, cep)
-	n.eps[ep] = struct{}{}
-	return ep, nil
+	if n.eps != nil {
+		delete(n.eps, ep)
+	}
+	if ret == 0 {
+		C.dmg_ep_close(cep)
+		return nil, errors.New("verbs: NewEndpoint on a network closed meanwhile")
+	}
+	return nil, errors.Errorf("verbs: creating a %s endpoint on CN %d: %s", n.provider, n.w.Index, cstr(errbuf[:]))
 }
 
 // Probing an attached job's endpoints: each new endpoint first reads a
@@ -490,12 +513,32 @@ func (n *Network) Close() error {
 	eps := n.eps
 	n.eps = nil
 	n.mu.Unlock()
+	var opens []*endpoint // registered by NewEndpoint, not yet opened
 	for ep := range eps {
-		ep.release()
+		if ep.ep == nil {
+			opens = append(opens, ep)
+		} else {
+			ep.release()
+		}
 	}
+	n.opening = opening(opens)
 	err := n.w.Comm.Barrier()
 	n.release()
 	return errors.Wrap(err, "verbs: closing the network")
+}
+
+// opening waits, progStopWait at most, for the endpoints of opens that
+// the provider is still opening (NewEndpoint on another goroutine; the
+// open closes its endpoint itself once it sees the network closed), and
+// tells whether one still is: its open uses the fabric, which is then
+// left for the process's end.
+func opening(opens []*endpoint) bool {
+	for deadline := time.Now().Add(progStopWait); ; time.Sleep(time.Millisecond) {
+		busy := slices.ContainsFunc(opens, func(e *endpoint) bool { return e.busy.Load() != 0 })
+		if !busy || time.Now().After(deadline) {
+			return busy
+		}
+	}
 }
 
 // Halt is verbs.Halter: it stops this process's operations for good,
@@ -568,6 +611,9 @@ func (n *Network) release() {
 			open = true
 		}
 		n.mn = nil
+	}
+	if n.opening {
+		return // an endpoint's open still uses names and the fabric
 	}
 	if n.names != nil {
 		C.free(n.names)
