@@ -31,7 +31,9 @@ type Pool struct {
 	Name string
 	// Wait is how long a run waits while a writer (a drop) holds the
 	// graph's lease (0: it fails at once, naming the holder). Runs do not
-	// wait for each other: they read a graph together.
+	// wait for each other: they read a graph together; only a run of a
+	// compute-node count the pool has no cut for waits for another run's
+	// cut of that count, while that run lives, rather than cut it twice.
 	Wait time.Duration
 	// OnSignal, if set, is given what a run holds in the pool (the
 	// graph's lease, on rank 0) and how to give it back, for when the job
@@ -107,23 +109,35 @@ func (pl *poolLoad) claim(w *spmd.World) error {
 			return &rank.ParamError{Msg: fmt.Sprintf("graph %q is already in the pool (%s, %s edges); drop it first with `dmg ls --pool-file PATH --drop %s`",
 				pl.p.Name, s.State, humanize.Comma(int64(s.Edges)), pl.p.Name)}
 		}
-		i, err := c.FreeSlot()
-		if err != nil {
-			return err
-		}
-		now := uint64(time.Now().UnixMilli())
-		pl.slot = i
-		pl.s = pool.Slot{State: pool.Loading, Lease: c.ID(), Beat: now, Created: now, Name: pl.p.Name, Graph: -1, CNs: w.Roles.CN}
-		return nil
+		return pl.take(c, w.Roles.CN)
 	})
 	if err != nil {
 		return err
 	}
+	return pl.keep()
+}
+
+// take chooses the slot and what it will record, Loading under this
+// client's lease, for a graph cut for cns CNs (under the catalogue's
+// lock; the caller writes it).
+func (pl *poolLoad) take(c *pool.Client, cns int) error {
+	i, err := c.FreeSlot()
+	if err != nil {
+		return err
+	}
+	now := uint64(time.Now().UnixMilli())
+	pl.slot = i
+	pl.s = pool.Slot{State: pool.Loading, Lease: c.ID(), Beat: now, Created: now, Name: pl.p.Name, Graph: -1, CNs: cns}
+	return nil
+}
+
+// keep renews the claimed slot's lease until the load is ready.
+func (pl *poolLoad) keep() error {
 	ep, err := pl.p.Net.NewEndpoint()
 	if err != nil {
 		return err
 	}
-	pl.alive = pool.KeepAlive(ep, pl.slot, c.ID(), pool.BeatEvery)
+	pl.alive = pool.KeepAlive(ep, pl.slot, pl.p.Client.ID(), pool.BeatEvery)
 	return nil
 }
 
@@ -199,6 +213,7 @@ func (pl *poolLoad) abandon() {
 	if c == nil || pl.done || pl.alive == nil && pl.s.State == pool.Free {
 		return
 	}
+	pl.done = true // once: the slot may be another's after the drop
 	if pl.alive != nil {
 		pl.alive()
 	}

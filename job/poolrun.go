@@ -34,8 +34,10 @@ type poolRun struct {
 	keeper atomic.Pointer[pool.Keeper] // renews the job slot's lease (read by abandon)
 	aux    pool.Extent
 	// recut: the graph is cut for another compute-node count; the job
-	// holds it while it cuts it for its own (recut).
+	// holds it while it cuts it for its own (recut), in the view slot cut
+	// claims.
 	recut bool
+	cut   *poolLoad
 }
 
 // runOnPool runs cfg's algorithm on the graph a served pool holds under
@@ -283,6 +285,15 @@ func (pr *poolRun) take(ep verbs.Endpoint, cns int) ([]byte, error) {
 	if pr.p.OnSignal != nil {
 		pr.p.OnSignal(fmt.Sprintf("the lease of graph %q", pr.p.Name), pr.abandon)
 	}
+	if pr.recut {
+		view, vs, err := pr.cutOrWait(cns)
+		if err != nil {
+			return nil, err
+		}
+		if view >= 0 { // cut meanwhile by another run
+			pr.recut, held = false, vs
+		}
+	}
 	// The graph's slot as Hold read it, holding it: the aux extent it names.
 	aux := held.Aux
 	head := []byte{0}
@@ -305,6 +316,46 @@ func (pr *poolRun) take(ep verbs.Endpoint, cns int) ([]byte, error) {
 		return nil, err
 	}
 	return append(head, desc...), nil
+}
+
+// cutOrWait settles who cuts the graph anew for cns compute nodes, for a
+// run that found no view of that count (rank 0, holding the graph).
+// Under the catalogue's lock: a view of cns CNs that is ready now is
+// read at once (the job slot moves onto it; its index and slot are
+// returned); one another run is cutting is waited for, while its cutter
+// lives, rather than cut twice (a second copy of the graph); otherwise
+// this run claims the view's slot (pr.cut) and cuts it (view -1).
+func (pr *poolRun) cutOrWait(cns int) (view int, vs pool.Slot, err error) {
+	for {
+		var cutting bool
+		err := pr.update(func(c *pool.Client) ([]pool.Extent, error) {
+			var err error
+			view, vs, cutting, err = c.FindCut(pr.p.Name, cns)
+			switch {
+			case err != nil:
+			case view >= 0:
+				pr.graph = view
+			case !cutting:
+				pl := &poolLoad{p: pr.p, view: true}
+				if err = pl.take(c, cns); err == nil {
+					err = c.Put(pl.slot, pl.s)
+				}
+				if err == nil {
+					pr.cut = pl
+				}
+			}
+			return nil, err
+		})
+		switch {
+		case err != nil:
+			return -1, vs, err
+		case view >= 0:
+			return view, vs, nil
+		case !cutting:
+			return -1, vs, pr.cut.keep()
+		}
+		time.Sleep(pool.BeatEvery / 2)
+	}
 }
 
 // regions allocates the job's extents for the engine's regions, reserve
@@ -359,6 +410,9 @@ func (pr *poolRun) release() error {
 	// its lease up first (decided before the keeper stops): it is then a
 	// dead job's, for the next catalogue change to free.
 	mine := pr.job >= 0 && !pr.gone.Swap(true)
+	if pr.cut != nil {
+		pr.cut.abandon() // claimed for a cut the run did not finish
+	}
 	for _, stop := range pr.alive {
 		keep(stop())
 	}

@@ -44,14 +44,13 @@ func recut(w *spmd.World, cfg *Config, alg algo.Algorithm, src *stored, srcAux p
 	}
 	shape := jobShape{Vertices: src.Vertices, Edges: src.Edges, MaxChunkEdges: uint64(most[0])}
 	hasIn := src.Layouts.In != nil
-	pl := &poolLoad{p: pr.p, view: true}
-	if w.Rank() == 0 {
-		err = pl.claim(w)
+	// The view's slot, which rank 0 claimed when it took the graph
+	// (poolRun.cutOrWait); the other ranks' catalogue calls are no-ops.
+	pl := pr.cut
+	if pl == nil {
+		pl = &poolLoad{p: pr.p, view: true}
 	}
 	defer pl.abandon()
-	if err := agree(bcastWords(w, nil, err)); err != nil {
-		return nil, none, err
-	}
 	l, err := planLayouts(w, &lc, shape, &facts, hasIn, chunks, nil)
 	if err := agree(err); err != nil {
 		return nil, none, err

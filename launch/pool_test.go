@@ -616,33 +616,35 @@ func TestPoolLeases(t *testing.T) {
 		s := startServe(t, 2)
 		s.load(t, 2, "g", graph)
 		h := s.startHolder(t, "g", 100000)
-		// Two more runs at once on the graph the holder reads, one on 2
-		// CNs and one on 1 (which cuts g anew for 1 CN meanwhile): each
-		// computes at once, its results those of a job alone.
+		// Three more runs at once on the graph the holder reads, one on
+		// 2 CNs and two on 1 (g is cut anew for 1 CN meanwhile, once: the
+		// second waits for the first's cut): each computes, its results
+		// those of a job alone.
 		dir := t.TempDir()
+		cns := []int{2, 1, 1}
 		var runs []*mpiProc
-		for _, cn := range []int{2, 1} {
-			out := filepath.Join(dir, fmt.Sprintf("cn%d.out", cn))
-			runs = append(runs, startMPI(t, 60*time.Second, cn, "--roles", fmt.Sprintf("cn:%d", cn), "run", "--pool-file", s.path, "--name", "g", "--algo", "bfs", "--out", out))
+		for i, cn := range cns {
+			out := filepath.Join(dir, fmt.Sprintf("run%d.out", i))
+			runs = append(runs, startMPI(t, 90*time.Second, cn, "--roles", fmt.Sprintf("cn:%d", cn), "run", "--pool-file", s.path, "--name", "g", "--algo", "bfs", "--out", out))
 		}
 		for i, p := range runs {
 			<-p.done
 			if p.code != 0 {
-				t.Fatalf("run %d of two at once beside a holder: %s", i, p)
+				t.Fatalf("run %d of three at once beside a holder: %s", i, p)
 			}
 		}
-		for _, cn := range []int{2, 1} {
-			got, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("cn%d.out", cn)))
+		for i, cn := range cns {
+			got, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("run%d.out", i)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			samePoolResults(t, fmt.Sprintf("bfs on cn:%d beside a holder and another run", cn), "bfs", got, want)
+			samePoolResults(t, fmt.Sprintf("bfs on cn:%d beside a holder and two other runs", cn), "bfs", got, want)
 		}
 		if h.exited() {
 			t.Fatalf("the holder ended before the other runs did: %s", h)
 		}
 		if l := s.ls(t); len(l.Graphs) != 2 || l.Graphs[0].Jobs+l.Graphs[1].Jobs != 1 || l.Graphs[0].Holder != "" || l.Graphs[1].Holder != "" {
-			t.Errorf("dmg ls --json while a run reads g: %+v; want g and its cut for 1 CN, read by one run, no writer", l.Graphs)
+			t.Errorf("dmg ls --json while a run reads g: %+v; want g and one cut for 1 CN (two runs cut it at once), read by one run, no writer", l.Graphs)
 		}
 		// A drop while the holder reads g: refused, naming it; g stays.
 		_, se, code, _ := dmgPlain(t, 30*time.Second, "ls", "--pool-file", s.path, "--drop", "g")

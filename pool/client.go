@@ -879,6 +879,25 @@ func (c *Client) FindView(name string, cns int) (i int, s Slot, exact, ok bool, 
 	return any, slots[any], false, true, nil
 }
 
+// FindCut looks, for a run that would cut graph name anew for cns
+// compute nodes, for a slot of that name and count: ready (its index and
+// slot; -1 if none), or being cut by a live load (cutting). Call it under
+// the catalogue's lock, so that what it finds stays so until the caller
+// acts on it.
+func (c *Client) FindCut(name string, cns int) (ready int, rs Slot, cutting bool, err error) {
+	ready = -1
+	err = c.each(func(i int, s *Slot, now time.Time) {
+		switch {
+		case s.Name != name || s.CNs != cns:
+		case s.State == Ready && ready < 0:
+			ready, rs = i, *s
+		case s.State == Loading && !dead(s, now):
+			cutting = true
+		}
+	})
+	return ready, rs, cutting, err
+}
+
 // Readers returns the live runs that read any of the graph slots graphs.
 func (c *Client) Readers(graphs []int) ([]Reader, error) {
 	var out []Reader

@@ -637,3 +637,45 @@ func TestHold(t *testing.T) {
 		return a.Unlock()
 	})
 }
+
+// FindCut tells a run that would cut a graph for a count whether a view
+// of that count is ready (which), being cut by a live load, or neither.
+func TestFindCut(t *testing.T) {
+	withGraph(t, func(a, b *Client) error {
+		stale := uint64(time.Now().Add(-2 * StaleAfter).UnixMilli())
+		for _, c := range []struct {
+			name    string
+			slots   map[int]Slot
+			cns     int
+			ready   int
+			cutting bool
+		}{
+			{"none", nil, 2, -1, false},
+			{"another count", map[int]Slot{5: {State: Ready, Name: "g", Graph: -1, CNs: 4}}, 2, -1, false},
+			{"another graph", map[int]Slot{5: {State: Ready, Name: "h", Graph: -1, CNs: 2}}, 2, -1, false},
+			{"ready", map[int]Slot{5: {State: Ready, Name: "g", Graph: -1, CNs: 2}}, 2, 5, false},
+			{"being cut", map[int]Slot{6: {State: Loading, Lease: b.ID(), Beat: nowMS(), Name: "g", Graph: -1, CNs: 2}}, 2, -1, true},
+			{"its cutter dead", map[int]Slot{6: {State: Loading, Lease: b.ID(), Beat: stale, Name: "g", Graph: -1, CNs: 2}}, 2, -1, false},
+			{"a run's slot", map[int]Slot{7: {State: Job, Lease: b.ID(), Beat: nowMS(), Name: "g", Graph: 3, CNs: 2}}, 2, -1, false},
+		} {
+			for i, s := range c.slots {
+				if err := a.Put(i, s); err != nil {
+					return err
+				}
+			}
+			ready, rs, cutting, err := a.FindCut("g", c.cns)
+			if err != nil {
+				return err
+			}
+			if ready != c.ready || cutting != c.cutting || (ready >= 0 && rs.CNs != c.cns) {
+				return errors.Errorf("%s: FindCut = %d (%+v), cutting %v; want %d, cutting %v", c.name, ready, rs, cutting, c.ready, c.cutting)
+			}
+			for i := range c.slots {
+				if err := a.Drop(i); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
