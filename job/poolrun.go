@@ -76,7 +76,7 @@ func runOnPool(w *spmd.World, cfg Config) (*Outcome, error) {
 	defer pr.release()
 	var blob []byte
 	if err == nil && w.Rank() == 0 {
-		blob, err = pr.take(ep, w.Roles.CN)
+		blob, err = pr.take(ep, w.Roles.CN, cfg.Engine.Logf)
 	}
 	if err := agree(err); err != nil {
 		return nil, err
@@ -252,7 +252,7 @@ func fits(st *stored, alg algo.Algorithm, plain bool, mode string, name string) 
 // a view of it, holds it (a Job slot of the run's own that names it) and
 // reads its descriptor (rank 0), which it returns after a flag that says
 // whether it must be re-cut and the aux extent's MN, offset and length.
-func (pr *poolRun) take(ep verbs.Endpoint, cns int) ([]byte, error) {
+func (pr *poolRun) take(ep verbs.Endpoint, cns int, logf func(string, ...any)) ([]byte, error) {
 	c := pr.p.Client
 	i, s, exact, ok, err := c.FindView(pr.p.Name, cns)
 	if err == nil && !ok {
@@ -286,7 +286,7 @@ func (pr *poolRun) take(ep verbs.Endpoint, cns int) ([]byte, error) {
 		pr.p.OnSignal(fmt.Sprintf("the lease of graph %q", pr.p.Name), pr.abandon)
 	}
 	if pr.recut {
-		view, vs, err := pr.cutOrWait(cns)
+		view, vs, err := pr.cutOrWait(cns, logf)
 		if err != nil {
 			return nil, err
 		}
@@ -324,9 +324,10 @@ func (pr *poolRun) take(ep verbs.Endpoint, cns int) ([]byte, error) {
 // read at once (the job slot moves onto it; its index and slot are
 // returned); one another run is cutting is waited for, while its cutter
 // lives, rather than cut twice (a second copy of the graph); otherwise
-// this run claims the view's slot (pr.cut) and cuts it (view -1).
-func (pr *poolRun) cutOrWait(cns int) (view int, vs pool.Slot, err error) {
-	for {
+// this run claims the view's slot (pr.cut) and cuts it (view -1). A
+// wait is logged (logf, may be nil) once.
+func (pr *poolRun) cutOrWait(cns int, logf func(string, ...any)) (view int, vs pool.Slot, err error) {
+	for waited := false; ; waited = true {
 		var cutting bool
 		err := pr.update(func(c *pool.Client) ([]pool.Extent, error) {
 			var err error
@@ -353,6 +354,9 @@ func (pr *poolRun) cutOrWait(cns int) (view int, vs pool.Slot, err error) {
 			return view, vs, nil
 		case !cutting:
 			return -1, vs, pr.cut.keep()
+		}
+		if !waited && logf != nil {
+			logf("another run is cutting graph %q for %d CNs: waiting for its cut rather than making a second", pr.p.Name, cns)
 		}
 		time.Sleep(pool.BeatEvery / 2)
 	}

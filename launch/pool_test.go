@@ -625,14 +625,22 @@ func TestPoolLeases(t *testing.T) {
 		var runs []*mpiProc
 		for i, cn := range cns {
 			out := filepath.Join(dir, fmt.Sprintf("run%d.out", i))
-			runs = append(runs, startMPI(t, 90*time.Second, cn, "--roles", fmt.Sprintf("cn:%d", cn), "run", "--pool-file", s.path, "--name", "g", "--algo", "bfs", "--out", out))
+			runs = append(runs, startMPI(t, 90*time.Second, cn, "--roles", fmt.Sprintf("cn:%d", cn), "-v", "run", "--pool-file", s.path, "--name", "g", "--algo", "bfs", "--out", out))
 		}
+		waited := 0
 		for i, p := range runs {
 			<-p.done
 			if p.code != 0 {
 				t.Fatalf("run %d of three at once beside a holder: %s", i, p)
 			}
+			if strings.Contains(p.err.String(), "waiting for its cut") {
+				waited++
+			}
 		}
+		if waited > 1 {
+			t.Errorf("%d runs waited for another's cut; the cutter cannot", waited)
+		}
+		t.Logf("%d of the two cn:1 runs waited for the other's cut", waited)
 		for i, cn := range cns {
 			got, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("run%d.out", i)))
 			if err != nil {
