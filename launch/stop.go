@@ -62,12 +62,13 @@ func stopPool(af *adminFlags, stdout io.Writer) error {
 	go func() { // a stuck provider call keeps it for good: the process ends without it
 		asked <- admin(af, func(a *attached) error { return a.c.Stop() })
 	}()
+	limit := askLimit(af.timeout)
 	select {
 	case err = <-asked:
-	case <-time.After(askLimit(af.timeout)):
+	case <-time.After(limit):
 		// Not a provider call the watch sees (which says so sooner): a
 		// wait of any other kind gets the same answer.
-		err = errors.Errorf("no answer within %v", askLimit(af.timeout))
+		err = errors.Errorf("no answer within %v", limit)
 	}
 	if exitCode(err) == ExitBadInput {
 		return err // a pool file that is not this pool's: nothing to signal

@@ -521,20 +521,21 @@ func (n *Network) Close() error {
 			ep.release()
 		}
 	}
-	n.opening = opening(opens)
+	// An open still inside the provider (NewEndpoint on another
+	// goroutine, which closes its endpoint itself once it sees the
+	// network closed) uses the fabric: it is then left for the process's
+	// end.
+	n.opening = inside(opens, progStopWait)
 	err := n.w.Comm.Barrier()
 	n.release()
 	return errors.Wrap(err, "verbs: closing the network")
 }
 
-// opening waits, progStopWait at most, for the endpoints of opens that
-// the provider is still opening (NewEndpoint on another goroutine; the
-// open closes its endpoint itself once it sees the network closed), and
-// tells whether one still is: its open uses the fabric, which is then
-// left for the process's end.
-func opening(opens []*endpoint) bool {
-	for deadline := time.Now().Add(progStopWait); ; time.Sleep(time.Millisecond) {
-		busy := slices.ContainsFunc(opens, func(e *endpoint) bool { return e.busy.Load() != 0 })
+// inside waits, d at most, until none of eps is inside the provider (a
+// Flush, or an open), and tells whether one still is.
+func inside(eps []*endpoint, d time.Duration) bool {
+	for deadline := time.Now().Add(d); ; time.Sleep(time.Millisecond) {
+		busy := slices.ContainsFunc(eps, func(e *endpoint) bool { return e.busy.Load() != 0 })
 		if !busy || time.Now().After(deadline) {
 			return busy
 		}
@@ -567,11 +568,7 @@ func (n *Network) Halt(keep ...verbs.Endpoint) {
 		C.dmg_fab_halt(n.fab)
 	}
 	n.mu.Unlock()
-	for deadline := time.Now().Add(haltWait); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if !slices.ContainsFunc(stopped, func(e *endpoint) bool { return e.busy.Load() != 0 }) {
-			return
-		}
-	}
+	inside(stopped, haltWait)
 }
 
 // cbool is b as a C int flag.
