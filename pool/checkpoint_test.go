@@ -1,0 +1,101 @@
+package pool
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func ckpt(t testing.TB, epoch uint64) []byte {
+	t.Helper()
+	b, err := CkptHeader{Epoch: epoch, Iteration: 10 * epoch, Vertices: 1 << 20, Params: 0xfeed, Values: 0xbeef + epoch, Kernel: "pagerank"}.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestCkptHeaderRoundTrip(t *testing.T) {
+	h := CkptHeader{Epoch: 7, Iteration: 49, Vertices: 4194304, Params: 0x1234, Values: ValuesCRC([]byte("values")), Kernel: "sssp"}
+	b, err := h.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := DecodeCkptHeader(b)
+	if err != nil || !ok || got != h {
+		t.Fatalf("decode(encode(%+v)) = %+v, %v, %v", h, got, ok, err)
+	}
+	for _, k := range []string{"", strings.Repeat("k", CkptKernelBytes+1)} {
+		if _, err := (CkptHeader{Epoch: 1, Kernel: k}).Encode(); err == nil {
+			t.Errorf("kernel %q encoded; want an error", k)
+		}
+	}
+}
+
+func TestCurrentCkpt(t *testing.T) {
+	zero := make([]byte, CkptHeaderBytes)
+	torn := func(b []byte) []byte { c := bytes.Clone(b); c[ckIter] ^= 1; return c }
+	other := func(b []byte) []byte { c := bytes.Clone(b); c[ckVersion]++; return c }
+	for _, c := range []struct {
+		name  string
+		a, b  []byte
+		epoch uint64 // 0: none
+		err   string
+	}{
+		{"never written", zero, zero, 0, ""},
+		{"first in B", zero, ckpt(t, 1), 1, ""},
+		{"B newer", ckpt(t, 2), ckpt(t, 3), 3, ""},
+		{"A newer", ckpt(t, 4), ckpt(t, 3), 4, ""},
+		{"A torn writing epoch 4: B's 3", torn(ckpt(t, 4)), ckpt(t, 3), 3, ""},
+		{"first torn", zero, torn(ckpt(t, 1)), 0, "checksum"},
+		{"both torn", torn(ckpt(t, 2)), torn(ckpt(t, 1)), 0, "checksum"},
+		{"another build's", other(ckpt(t, 2)), zero, 0, "version"},
+	} {
+		h, ok, err := CurrentCkpt(c.a, c.b)
+		switch {
+		case c.err != "":
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: %+v, %v, %v; want an error about its %s", c.name, h, ok, err, c.err)
+			}
+		case err != nil || ok != (c.epoch > 0) || h.Epoch != c.epoch:
+			t.Errorf("%s: epoch %d (ok %v, %v); want epoch %d", c.name, h.Epoch, ok, err, c.epoch)
+		}
+	}
+}
+
+// The next checkpoint never writes the header or buffer of the current one.
+func TestNextCkpt(t *testing.T) {
+	slot, epoch := NextCkpt(CkptHeader{}, false)
+	if slot != 1 || epoch != 1 {
+		t.Fatalf("first checkpoint: header %d epoch %d; want 1, 1", slot, epoch)
+	}
+	for e := uint64(1); e < 6; e++ {
+		cur := CkptHeader{Epoch: e}
+		slot, epoch := NextCkpt(cur, true)
+		if epoch != e+1 || slot == int(e%2) || (CkptHeader{Epoch: epoch}).Buffer() == cur.Buffer() {
+			t.Errorf("after epoch %d: header %d epoch %d; want epoch %d in the other header and buffer", e, slot, epoch, e+1)
+		}
+	}
+	if n := uint64(1000); CkptValuesOff(n, 1)+8*n != CkptRegionBytes(n) {
+		t.Errorf("buffer 1 ends at %d; the region is %d bytes", CkptValuesOff(n, 1)+8*n, CkptRegionBytes(n))
+	}
+}
+
+func FuzzDecodeCkptHeader(f *testing.F) {
+	f.Add(ckpt(f, 1))
+	f.Add(make([]byte, CkptHeaderBytes))
+	f.Add([]byte{1, 2, 3})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, ok, err := DecodeCkptHeader(b)
+		if err != nil || !ok {
+			return
+		}
+		again, err := h.Encode()
+		if err != nil {
+			t.Fatalf("a decoded header %+v does not encode: %v", h, err)
+		}
+		if h2, ok2, err2 := DecodeCkptHeader(again); err2 != nil || !ok2 || h2 != h {
+			t.Fatalf("re-encoded %+v decodes to %+v, %v, %v", h, h2, ok2, err2)
+		}
+	})
+}
