@@ -18,7 +18,7 @@ import (
 // other header is written with the next epoch: a crash in the middle of
 // either write leaves the previous checkpoint whole and current (the
 // torn header fails its checksum, or names the older epoch). A header
-// carries a version word and a checksum of itself and of its values, so
+// carries a version word, a CRC-64 of itself and a checksum of its values, so
 // that a region of another build of DMG, or one damaged, is refused,
 // never misread.
 //
@@ -40,7 +40,7 @@ const (
 	ckIter     = 16
 	ckVertices = 24
 	ckParams   = 32 // a hash of the kernel's parameters
-	ckValues   = 40 // CRC-64 (ECMA) of the epoch's value buffer
+	ckValues   = 40 // ValuesSum of the epoch's value buffer
 	ckKernel   = 48 // CkptKernelBytes, zero-padded
 	ckSum      = ckKernel + CkptKernelBytes
 	ckLen      = ckSum + 8
@@ -52,14 +52,33 @@ type CkptHeader struct {
 	Iteration uint64 // the boundary the values are at
 	Vertices  uint64
 	Params    uint64 // a hash of the kernel's parameters
-	Values    uint64 // CRC-64 of the value buffer this epoch wrote
+	Values    uint64 // ValuesSum of the value buffer this epoch wrote
 	Kernel    string
 }
 
 var crcTable = crc64.MakeTable(crc64.ECMA)
 
-// ValuesCRC is the checksum a header carries for a value buffer.
-func ValuesCRC(values []byte) uint64 { return crc64.Checksum(values, crcTable) }
+// ValuesSum is the checksum a header carries for its value buffer, over
+// the values of vertices [lo, lo+len(values)): a sum, modulo 2^64, of a
+// mix of each vertex's id and value. A sum does not depend on how the
+// vertices are split: each CN sums its chunk and one all-reduce adds
+// them, for any compute-node count, where a CRC would need the chunks in
+// order on one rank.
+func ValuesSum(lo uint64, values []uint64) uint64 {
+	var s uint64
+	for i, v := range values {
+		s += mix(lo+uint64(i), v)
+	}
+	return s
+}
+
+// mix is SplitMix64's finaliser over a vertex's id and value.
+func mix(v, x uint64) uint64 {
+	z := x ^ (v * 0x9e3779b97f4a7c15)
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
 
 // Buffer is the value buffer epoch e writes: they alternate, so that the
 // current one is never written over.

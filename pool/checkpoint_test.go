@@ -16,7 +16,7 @@ func ckpt(t testing.TB, epoch uint64) []byte {
 }
 
 func TestCkptHeaderRoundTrip(t *testing.T) {
-	h := CkptHeader{Epoch: 7, Iteration: 49, Vertices: 4194304, Params: 0x1234, Values: ValuesCRC([]byte("values")), Kernel: "sssp"}
+	h := CkptHeader{Epoch: 7, Iteration: 49, Vertices: 4194304, Params: 0x1234, Values: ValuesSum(0, []uint64{1, 2, 3}), Kernel: "sssp"}
 	b, err := h.Encode()
 	if err != nil {
 		t.Fatal(err)
@@ -98,4 +98,30 @@ func FuzzDecodeCkptHeader(f *testing.F) {
 			t.Fatalf("re-encoded %+v decodes to %+v, %v, %v", h, h2, ok2, err2)
 		}
 	})
+}
+
+// The values' checksum is the same however the vertices are split into
+// chunks, and changes with any value or with a value moved to another
+// vertex.
+func TestValuesSum(t *testing.T) {
+	vals := []uint64{5, 0, 1 << 63, 42, 42, 7, 0, 3}
+	whole := ValuesSum(0, vals)
+	for _, cut := range [][]int{{0, 8}, {0, 3, 8}, {0, 1, 2, 5, 8}} {
+		var s uint64
+		for i := 0; i+1 < len(cut); i++ {
+			s += ValuesSum(uint64(cut[i]), vals[cut[i]:cut[i+1]])
+		}
+		if s != whole {
+			t.Errorf("chunks %v: %#x; the whole gives %#x", cut, s, whole)
+		}
+	}
+	changed := append([]uint64(nil), vals...)
+	changed[2]++
+	swapped := append([]uint64(nil), vals...)
+	swapped[0], swapped[1] = swapped[1], swapped[0]
+	for name, v := range map[string][]uint64{"a value changed": changed, "two values swapped": swapped} {
+		if ValuesSum(0, v) == whole {
+			t.Errorf("%s: same checksum", name)
+		}
+	}
 }
