@@ -132,6 +132,13 @@ type Config struct {
 	// Profile is the NIC model that projects the counted operations to an
 	// RDMA fabric (zero: verbs.DefaultProfile).
 	Profile verbs.Profile
+	// Checkpoint, when set, keeps the run's state at the boundaries
+	// Cadence chooses (checkpoint.go); not for phased or triangle kernels.
+	Checkpoint Checkpointer
+	Cadence    Cadence
+	// Resume, when set, gives the kept state the run continues from
+	// instead of the program's initial values.
+	Resume Restorer
 }
 
 // Defaults is the zero Config with its defaults filled in: the one place

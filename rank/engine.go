@@ -87,8 +87,13 @@ type engine struct {
 	prevLo uint32
 
 	stats statsState
-	io    wordIO
-	mem   hugemem.Arena // the large arrays of the cache, freed by close
+	ckpt  ckptState
+	start *State // the chunk's kept state a resumed run starts from
+	// startAll is every vertex's kept value, where the mode holds them
+	// all (famgraph).
+	startAll []uint64
+	io       wordIO
+	mem      hugemem.Arena // the large arrays of the cache, freed by close
 }
 
 // plan is what one iteration does.
@@ -154,6 +159,9 @@ type laneSum struct {
 // result sums theirs, and its values are the kernel's.
 func Run(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoint, puller verbs.Endpoint, degrees []uint32, cfg Config) (*Result, error) {
 	phased, ok := cfg.Program.(algo.Phased)
+	if ok && (cfg.Checkpoint != nil || cfg.Resume != nil) {
+		return nil, errors.New("rank: a phased kernel's run is not checkpointed")
+	}
 	if !ok {
 		return runProgram(w, net, st, eps, puller, degrees, cfg)
 	}
@@ -265,6 +273,11 @@ func runProgram(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoin
 			return nil, err
 		}
 	}
+	if cfg.Resume != nil {
+		if err := e.readState(eps); err != nil {
+			return nil, err
+		}
+	}
 	// The first boundary: every rank is set up; the first iteration's
 	// density from the initial frontier.
 	sums, err := e.boundary(e.setup(eps), true)
@@ -276,7 +289,13 @@ func runProgram(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoin
 	if maxIter == 0 {
 		maxIter = int(st.N()) + 1
 	}
-	for it := 0; it < maxIter && (e.spec.Iterations > 0 || sums.activeV > 0); it++ {
+	first := 0
+	if cfg.Resume != nil {
+		first = cfg.Resume.Done()
+	}
+	e.ckpt = ckptState{last: first, bytes: sums.verbs.Bytes()}
+	res.StartedAt = first
+	for it := first; it < maxIter && (e.spec.Iterations > 0 || sums.activeV > 0); it++ {
 		t0 := time.Now()
 		e.plan(it, sums)
 		s := IterStats{Dense: e.it.dense, ActiveVertices: sums.activeV, ActiveEdges: sums.activeE, Update: e.it.remote.String(), ValRDAt: e.it.valrdAt}
@@ -287,6 +306,9 @@ func runProgram(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoin
 		res.Iterations = append(res.Iterations, s)
 		if w.Rank() == 0 {
 			cfg.Logf("iter %d %s (%s update) %d active vertices, %d active edges, %d remote ops, %.3fs", it, e.it, s.Update, s.ActiveVertices, s.ActiveEdges, s.Verbs.Ops(), s.Seconds)
+		}
+		if err := e.checkpoint(it+1, sums, res); err != nil {
+			return nil, err
 		}
 	}
 	res.ComputeSeconds = time.Since(start).Seconds()

@@ -102,6 +102,9 @@ func (famMode) setup(e *engine) error {
 		copy(e.fam.val, e.prev)
 	}
 	e.prog.Init(0, n, e.fam.val, make([]bool, n)) // every vertex's value, as its owner starts
+	if e.startAll != nil {                        // a resumed run: as the owners continue
+		copy(e.fam.val, e.startAll)
+	}
 	for v := range e.fam.acc {
 		e.fam.acc[v] = e.op.Identity()
 	}

@@ -53,6 +53,11 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 		copy(e.val, e.prevOwn())
 	}
 	e.prog.Init(e.lo, e.st.N(), e.val, active)
+	if e.start != nil {
+		if err := e.startFrom(e.start, active); err != nil {
+			return err
+		}
+	}
 	id := e.op.Identity()
 	var s laneSum
 	for i := range n {

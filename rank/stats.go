@@ -50,6 +50,13 @@ type phaseTimes struct {
 // Result is what a run produced.
 type Result struct {
 	Iterations []IterStats
+	// StartedAt is the iteration the run began with: 0, or where a kept
+	// state left off (Config.Start).
+	StartedAt int
+	// Checkpoints counts the states the run kept (Config.Checkpoint),
+	// and CheckpointSeconds is the time they took.
+	Checkpoints       int
+	CheckpointSeconds float64
 	// Values holds every vertex's final value, on world rank 0 only.
 	Values []uint64
 	// Verbs are the job's fabric operations during compute, summed.
