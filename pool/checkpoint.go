@@ -13,7 +13,9 @@ import (
 // its own chunk of them), and a header that says which kernel, with which
 // parameters, reached which iteration.
 //
-// Its region holds two headers and two value buffers. A checkpoint is
+// Its region holds two headers, two value buffers and two frontier
+// buffers (a byte per vertex: 1 if active in the next iteration; unused
+// by kernels whose every vertex is active). A checkpoint is
 // written into the buffer the current header does not name, and then the
 // other header is written with the next epoch: a crash in the middle of
 // either write leaves the previous checkpoint whole and current (the
@@ -23,6 +25,7 @@ import (
 // never misread.
 //
 //	region: header A (CkptHeaderBytes) | header B | values 0 (8 B × |V|) | values 1
+//	        | frontier 0 (1 B × |V|, rounded up to 8 B) | frontier 1
 const (
 	// CkptVersion is the record's layout; a header of another version is
 	// refused.
@@ -64,10 +67,14 @@ var crcTable = crc64.MakeTable(crc64.ECMA)
 // vertices are split: each CN sums its chunk and one all-reduce adds
 // them, for any compute-node count, where a CRC would need the chunks in
 // order on one rank.
-func ValuesSum(lo uint64, values []uint64) uint64 {
+// The frontier's bytes (active, nil for none) enter it with the values.
+func ValuesSum(lo uint64, values []uint64, active []byte) uint64 {
 	var s uint64
 	for i, v := range values {
 		s += mix(lo+uint64(i), v)
+		if active != nil && active[i] != 0 {
+			s += mix(^(lo + uint64(i)), uint64(active[i]))
+		}
 	}
 	return s
 }
@@ -85,7 +92,20 @@ func mix(v, x uint64) uint64 {
 func (h CkptHeader) Buffer() int { return int(h.Epoch % 2) }
 
 // CkptRegionBytes is the size of a checkpoint region for n vertices.
-func CkptRegionBytes(n uint64) uint64 { return 2*CkptHeaderBytes + 2*8*n }
+func CkptRegionBytes(n uint64) uint64 { return 2*CkptHeaderBytes + 2*8*n + 2*frontBytes(n) }
+
+// frontBytes is one frontier buffer's room: a byte per vertex, rounded
+// up to a word.
+func frontBytes(n uint64) uint64 { return (n + 7) &^ 7 }
+
+// CkptFrontOff is the offset of frontier buffer b in a checkpoint region
+// for n vertices.
+func CkptFrontOff(n uint64, b int) uint64 {
+	return 2*CkptHeaderBytes + 2*8*n + uint64(b)*frontBytes(n)
+}
+
+// CkptHeaderOff is the offset of header h (0: A, 1: B) in a region.
+func CkptHeaderOff(h int) uint64 { return uint64(h) * CkptHeaderBytes }
 
 // CkptValuesOff is the offset of value buffer b in a checkpoint region for
 // n vertices.

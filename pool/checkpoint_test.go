@@ -16,7 +16,7 @@ func ckpt(t testing.TB, epoch uint64) []byte {
 }
 
 func TestCkptHeaderRoundTrip(t *testing.T) {
-	h := CkptHeader{Epoch: 7, Iteration: 49, Vertices: 4194304, Params: 0x1234, Values: ValuesSum(0, []uint64{1, 2, 3}), Kernel: "sssp"}
+	h := CkptHeader{Epoch: 7, Iteration: 49, Vertices: 4194304, Params: 0x1234, Values: ValuesSum(0, []uint64{1, 2, 3}, nil), Kernel: "sssp"}
 	b, err := h.Encode()
 	if err != nil {
 		t.Fatal(err)
@@ -76,8 +76,22 @@ func TestNextCkpt(t *testing.T) {
 			t.Errorf("after epoch %d: header %d epoch %d; want epoch %d in the other header and buffer", e, slot, epoch, e+1)
 		}
 	}
-	if n := uint64(1000); CkptValuesOff(n, 1)+8*n != CkptRegionBytes(n) {
-		t.Errorf("buffer 1 ends at %d; the region is %d bytes", CkptValuesOff(n, 1)+8*n, CkptRegionBytes(n))
+	// The parts tile the region, in order, each word-aligned.
+	for _, n := range []uint64{0, 1, 7, 1000, 1001} {
+		parts := []struct{ off, len uint64 }{
+			{CkptHeaderOff(0), CkptHeaderBytes}, {CkptHeaderOff(1), CkptHeaderBytes},
+			{CkptValuesOff(n, 0), 8 * n}, {CkptValuesOff(n, 1), 8 * n},
+			{CkptFrontOff(n, 0), n}, {CkptFrontOff(n, 1), n}}
+		end := uint64(0)
+		for i, p := range parts {
+			if p.off < end || p.off%8 != 0 {
+				t.Errorf("%d vertices: part %d at %d overlaps the one before (ending at %d) or is not a word's start", n, i, p.off, end)
+			}
+			end = p.off + p.len
+		}
+		if end > CkptRegionBytes(n) || CkptRegionBytes(n)-end >= 8 {
+			t.Errorf("%d vertices: the parts end at %d; the region is %d bytes", n, end, CkptRegionBytes(n))
+		}
 	}
 }
 
@@ -100,16 +114,17 @@ func FuzzDecodeCkptHeader(f *testing.F) {
 	})
 }
 
-// The values' checksum is the same however the vertices are split into
-// chunks, and changes with any value or with a value moved to another
-// vertex.
+// The state's checksum is the same however the vertices are split into
+// chunks, and changes with any value or frontier byte, or with a value
+// moved to another vertex.
 func TestValuesSum(t *testing.T) {
 	vals := []uint64{5, 0, 1 << 63, 42, 42, 7, 0, 3}
-	whole := ValuesSum(0, vals)
+	front := []byte{0, 1, 1, 0, 0, 0, 1, 0}
+	whole := ValuesSum(0, vals, front)
 	for _, cut := range [][]int{{0, 8}, {0, 3, 8}, {0, 1, 2, 5, 8}} {
 		var s uint64
 		for i := 0; i+1 < len(cut); i++ {
-			s += ValuesSum(uint64(cut[i]), vals[cut[i]:cut[i+1]])
+			s += ValuesSum(uint64(cut[i]), vals[cut[i]:cut[i+1]], front[cut[i]:cut[i+1]])
 		}
 		if s != whole {
 			t.Errorf("chunks %v: %#x; the whole gives %#x", cut, s, whole)
@@ -120,7 +135,16 @@ func TestValuesSum(t *testing.T) {
 	swapped := append([]uint64(nil), vals...)
 	swapped[0], swapped[1] = swapped[1], swapped[0]
 	for name, v := range map[string][]uint64{"a value changed": changed, "two values swapped": swapped} {
-		if ValuesSum(0, v) == whole {
+		if ValuesSum(0, v, front) == whole {
+			t.Errorf("%s: same checksum", name)
+		}
+	}
+	moved := append([]byte(nil), front...)
+	moved[0], moved[1] = 1, 0
+	left := append([]byte(nil), front...)
+	left[1] = 0
+	for name, f := range map[string][]byte{"a vertex left the frontier": left, "the frontier moved": moved, "no frontier": nil} {
+		if ValuesSum(0, vals, f) == whole {
 			t.Errorf("%s: same checksum", name)
 		}
 	}

@@ -387,7 +387,7 @@ func (c *Client) FreeSlot() (int, error) {
 	}
 	now := c.now()
 	deadAt := -1
-	var graphs, runs int
+	var graphs, runs, ckpts int
 	for i := range slots {
 		if slots[i].State == Free {
 			return i, nil
@@ -395,16 +395,19 @@ func (c *Client) FreeSlot() (int, error) {
 		if deadAt < 0 && dead(&slots[i], now) {
 			deadAt = i
 		}
-		if slots[i].State == Job {
+		switch slots[i].State {
+		case Job:
 			runs++
-		} else {
+		case Checkpoint:
+			ckpts++
+		default:
 			graphs++
 		}
 	}
 	if deadAt >= 0 {
 		return deadAt, nil
 	}
-	return 0, errors.Errorf("pool file %s: all %d catalogue slots are in use (%d by graphs and their cuts, %d by runs); drop a graph (--drop) or let runs end first", c.path, MaxSlots, graphs, runs)
+	return 0, errors.Errorf("pool file %s: all %d catalogue slots are in use (%d by graphs and their cuts, %d by runs, %d by runs' checkpoints); drop a graph (--drop, which drops its runs' checkpoints too) or let runs end first", c.path, MaxSlots, graphs, runs, ckpts)
 }
 
 func (c *Client) checkSlot(i int) error {

@@ -84,11 +84,15 @@ const (
 	offVertices = 6 * 8
 	offEdges    = 7 * 8
 	offNameLen  = 8 * 8
-	offName     = 9 * 8                      // MaxName bytes
-	offAux      = offName + MaxName          // MN, Off, Len
-	offExtCount = offAux + 3*8               // number of Ext entries
-	offExt      = offExtCount + 8            // MaxMN × (MN, Off, Len)
-	slotUsed    = offExt + MaxMN*3*8         // bytes of a slot in use
+	offName     = 9 * 8              // MaxName bytes
+	offAux      = offName + MaxName  // MN, Off, Len
+	offExtCount = offAux + 3*8       // number of Ext entries
+	offExt      = offExtCount + 8    // MaxMN × (MN, Off, Len)
+	offKernLen  = offExt + MaxMN*3*8 // Checkpoint slots: the kernel's name,
+	offKernel   = offKernLen + 8     // CkptKernelBytes
+	offParams   = offKernel + CkptKernelBytes
+	OffDone     = offParams + 8              // iterations the current checkpoint completed
+	slotUsed    = OffDone + 8                // bytes of a slot in use
 	_           = uint(SlotBytes - slotUsed) // compile-time: the fields fit
 	_           = uint(DataStart - (SlotsOff + CatalogueBytes))
 )
@@ -106,6 +110,12 @@ const (
 	// Job: a job's private regions (scratch beside a graph), held by its
 	// lease.
 	Job
+	// Checkpoint: a run's kept state (checkpoint.go), in its Aux extent.
+	// It outlives the run: its lease names the run's holder id, and the
+	// run is running while a live Job slot has that lease; otherwise it
+	// is unfinished, for a later run to resume. A run that finishes
+	// frees it; a drop of its graph frees it.
+	Checkpoint
 )
 
 func (s State) String() string {
@@ -118,6 +128,8 @@ func (s State) String() string {
 		return "ready"
 	case Job:
 		return "job"
+	case Checkpoint:
+		return "checkpoint"
 	}
 	return fmt.Sprintf("state(%d)", uint64(s))
 }
@@ -149,8 +161,13 @@ type Slot struct {
 	CNs      int    // compute nodes of the job that loaded it
 	Vertices uint64
 	Edges    uint64
-	Aux      Extent   // the graph's descriptor area (one MN)
+	Aux      Extent   // the graph's descriptor area (one MN); a checkpoint's region
 	Ext      []Extent // one per MN: the region on that MN (Len 0: nothing there)
+	// Checkpoint slots: the run's kernel and a hash of its parameters,
+	// and the iterations its current checkpoint completed (0: none yet).
+	Kernel string
+	Params uint64
+	Done   uint64
 }
 
 // SlotAddr is the address of slot i on MN 0.
@@ -167,8 +184,11 @@ func (s *Slot) Encode(b []byte) error {
 	if len(s.Ext) > MaxMN {
 		return errors.Errorf("pool: slot with %d extents; at most %d (one per MN)", len(s.Ext), MaxMN)
 	}
-	if s.State > Job {
+	if s.State > Checkpoint {
 		return errors.Errorf("pool: slot state %d unknown", uint64(s.State))
+	}
+	if len(s.Kernel) > CkptKernelBytes {
+		return errors.Errorf("pool: kernel name %q is %d bytes; at most %d fit in the catalogue", s.Kernel, len(s.Kernel), CkptKernelBytes)
 	}
 	b = b[:SlotBytes]
 	clear(b)
@@ -188,6 +208,10 @@ func (s *Slot) Encode(b []byte) error {
 	for i, e := range s.Ext {
 		putExtent(b[offExt+i*24:], e)
 	}
+	le.PutUint64(b[offKernLen:], uint64(len(s.Kernel)))
+	copy(b[offKernel:offKernel+CkptKernelBytes], s.Kernel)
+	le.PutUint64(b[offParams:], s.Params)
+	le.PutUint64(b[OffDone:], s.Done)
 	return nil
 }
 
@@ -199,7 +223,7 @@ func DecodeSlot(b []byte) (Slot, error) {
 	}
 	le := binary.LittleEndian
 	s.State = State(le.Uint64(b[OffState:]))
-	if s.State > Job {
+	if s.State > Checkpoint {
 		return s, errors.Errorf("pool: slot state %d unknown (a catalogue written by another release of dmg?)", uint64(s.State))
 	}
 	s.Lease = le.Uint64(b[OffLease:])
@@ -225,6 +249,12 @@ func DecodeSlot(b []byte) (Slot, error) {
 			s.Ext[i] = getExtent(b[offExt+i*24:])
 		}
 	}
+	kn := le.Uint64(b[offKernLen:])
+	if kn > CkptKernelBytes {
+		return s, errors.Errorf("pool: slot kernel name length %d exceeds %d", kn, CkptKernelBytes)
+	}
+	s.Kernel = string(b[offKernel : offKernel+int(kn)])
+	s.Params, s.Done = le.Uint64(b[offParams:]), le.Uint64(b[OffDone:])
 	return s, nil
 }
 
