@@ -39,6 +39,9 @@ type Pool struct {
 	// graph's lease, on rank 0) and how to give it back, for when the job
 	// is ended by a signal: undo runs on a goroutine of its own, once.
 	OnSignal func(what string, undo func() error)
+	// Checkpointing is what a run keeps of itself in the pool, and
+	// whether it continues an unfinished one.
+	Checkpointing Checkpointing
 }
 
 // lockWait bounds how long a job waits for the catalogue's lock, which

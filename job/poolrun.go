@@ -38,6 +38,7 @@ type poolRun struct {
 	// claims.
 	recut bool
 	cut   *poolLoad
+	ckpt  int // the run's checkpoint slot (-1: none)
 }
 
 // runOnPool runs cfg's algorithm on the graph a served pool holds under
@@ -72,7 +73,7 @@ func runOnPool(w *spmd.World, cfg Config) (*Outcome, error) {
 			defer ep.Close()
 		}
 	}
-	pr := &poolRun{p: cfg.Pool, job: -1}
+	pr := &poolRun{p: cfg.Pool, job: -1, ckpt: -1}
 	defer pr.release()
 	var blob []byte
 	if err == nil && w.Rank() == 0 {
@@ -195,12 +196,21 @@ func runOnPool(w *spmd.World, cfg Config) (*Outcome, error) {
 	// the pool.
 	out.LoadS, out.Pooled, out.Recut = time.Since(t0).Seconds(), cfg.Pool.Name, pr.recut
 
+	if _, err := pr.checkpoint(w, ep, &cfg, alg, &shape, agree); err != nil {
+		return nil, err
+	}
 	phase(phaseCompute)
 	if err := compute(w, net, stor, eps, puller, degrees, &cfg, alg, out); err != nil {
 		return nil, err
 	}
+	if w.Rank() == 0 && pr.ckpt >= 0 {
+		// The run is done: nothing is left to resume.
+		err = pr.p.Client.EndCheckpoint(pr.ckpt)
+	}
 	if w.Rank() == 0 {
-		err = pr.release()
+		if rerr := pr.release(); err == nil {
+			err = rerr
+		}
 	}
 	if err == nil && cfg.KeepGraph && w.Rank() == 0 {
 		out.Graph, err = wholeGraph(&cfg, alg)

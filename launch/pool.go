@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -293,7 +294,7 @@ func (r *runFlags) jobPool(j *Job, cfg *job.Config) (*attached, error) {
 	// What the pool decides, and what a run takes from the stored graph.
 	fixed := []string{"mn-mem", "fabric", "cxl-dir", "cxl-dev"}
 	if cfg.LoadOnly {
-		fixed = append(fixed, "no-stage")
+		fixed = append(fixed, "no-stage", "resume", "no-checkpoint", "checkpoint-every")
 	} else {
 		fixed = append(fixed, "graph", "undirected", "weighted", "load-mem", "no-stage", "seed", "compress")
 	}
@@ -309,7 +310,7 @@ func (r *runFlags) jobPool(j *Job, cfg *job.Config) (*attached, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.Pool = &job.Pool{Net: a.net, Client: a.c, Name: r.name, Wait: r.wait, OnSignal: j.intr.onSignal}
+	cfg.Pool = &job.Pool{Net: a.net, Client: a.c, Name: r.name, Wait: r.wait, OnSignal: j.intr.onSignal, Checkpointing: r.ckpt}
 	return a, nil
 }
 
@@ -431,6 +432,40 @@ type lsEntry struct {
 	Jobs     int     `json:"jobs"`
 }
 
+// lsRun is one checkpointed run of dmg ls: running, or unfinished (its
+// run died; --resume continues it).
+type lsRun struct {
+	Graph  string  `json:"graph"`
+	Kernel string  `json:"kernel"`
+	Params string  `json:"params"`
+	State  string  `json:"state"`
+	Done   uint64  `json:"iterations_done"`
+	CNs    int     `json:"cns"`
+	AgeS   float64 `json:"age_s"`
+	KeptS  float64 `json:"checkpoint_age_s"` // since its last checkpoint (since its start if none)
+	Holder string  `json:"holder"`
+	Bytes  uint64  `json:"bytes"`
+}
+
+// runsOf lists the catalogue's checkpointed runs, newest first.
+func runsOf(slots []pool.Slot, now time.Time) []lsRun {
+	var out []lsRun
+	ago := func(ms uint64) float64 { return now.Sub(time.UnixMilli(int64(ms))).Seconds() }
+	for i, s := range slots {
+		if s.State != pool.Checkpoint {
+			continue
+		}
+		r := lsRun{Graph: s.Name, Kernel: s.Kernel, Params: fmt.Sprintf("%#x", s.Params), State: "unfinished", Done: s.Done, CNs: s.CNs,
+			AgeS: ago(s.Created), KeptS: ago(s.Beat), Holder: fmt.Sprintf("job %#x", s.Lease), Bytes: s.Aux.Len}
+		if _, alive := pool.Running(slots, i, now); alive {
+			r.State = "running"
+		}
+		out = append(out, r)
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].AgeS < out[b].AgeS })
+	return out
+}
+
 func lsBody(a *attached, af *adminFlags, stdout io.Writer) error {
 	c := a.c
 	if af.drop != "" {
@@ -470,21 +505,23 @@ func lsBody(a *attached, af *adminFlags, stdout io.Writer) error {
 	for m := range c.NumMN() {
 		total += a.net.PoolSize(m)
 	}
+	runs := runsOf(slots, now)
 	if af.json {
 		b, err := json.MarshalIndent(struct {
 			Graphs []lsEntry `json:"graphs"`
+			Runs   []lsRun   `json:"runs"`
 			MNs    int       `json:"mns"`
 			Bytes  uint64    `json:"pool_bytes"`
 			Used   uint64    `json:"used_bytes"`
-		}{list, c.NumMN(), total, used}, "", "  ")
+		}{list, runs, c.NumMN(), total, used}, "", "  ")
 		if err != nil {
 			return errors.Wrap(err, "launch: encoding the catalogue")
 		}
 		_, err = fmt.Fprintf(stdout, "%s\n", b)
 		return err
 	}
-	fmt.Fprintf(stdout, "pool %s: %d memory nodes, %s of %s used, %d graphs\n", af.poolFile, c.NumMN(), humanize.IBytes(used), humanize.IBytes(total), len(list))
-	if len(list) == 0 {
+	fmt.Fprintf(stdout, "pool %s: %d memory nodes, %s of %s used, %d graphs, %d checkpointed runs\n", af.poolFile, c.NumMN(), humanize.IBytes(used), humanize.IBytes(total), len(list), len(runs))
+	if len(list) == 0 && len(runs) == 0 {
 		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
@@ -498,10 +535,26 @@ func lsBody(a *attached, af *adminFlags, stdout io.Writer) error {
 			holder = "-"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.Name, e.State, humanize.Comma(int64(e.Vertices)), humanize.Comma(int64(e.Edges)),
-			humanize.IBytes(e.Bytes), e.CNs, time.Duration(math.Round(e.AgeS))*time.Second, holder)
+			humanize.IBytes(e.Bytes), e.CNs, seconds(e.AgeS), holder)
+	}
+	if err := tw.Flush(); err != nil || len(runs) == 0 {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nRUNS (checkpointed; --resume continues an unfinished one of the same graph, kernel and parameters)\n")
+	tw = tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "GRAPH\tKERNEL\tPARAMS\tSTATE\tITERATIONS DONE\tCNS\tAGE\tLAST CHECKPOINT\tSIZE")
+	for _, r := range runs {
+		kept := "none yet"
+		if r.Done > 0 {
+			kept = seconds(r.KeptS).String() + " ago"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", r.Graph, r.Kernel, r.Params, r.State, r.Done, r.CNs, seconds(r.AgeS), kept, humanize.IBytes(r.Bytes))
 	}
 	return tw.Flush()
 }
+
+// seconds is s rounded to a whole second, as a duration.
+func seconds(s float64) time.Duration { return time.Duration(math.Round(s)) * time.Second }
 
 // slotBytes is what a slot's extents take.
 func slotBytes(s *pool.Slot) uint64 {
@@ -548,7 +601,12 @@ func dropGraph(c *pool.Client, name string) error {
 	if len(runs) > 0 {
 		return &pool.InUseError{Name: name, Runs: runs}
 	}
-	for _, i := range slots {
+	// Its runs' checkpoints go with it: no run of it is left to resume.
+	ckpts, err := c.Checkpoints(name)
+	if err != nil {
+		return err
+	}
+	for _, i := range append(slots, ckpts...) {
 		if err := c.Drop(i); err != nil {
 			return err
 		}
@@ -564,6 +622,8 @@ func poolDecides(flag string) string {
 		return "the serve job set the pools and the provider"
 	case "no-stage":
 		return "a load into a pool reads the whole input on every compute node"
+	case "resume", "no-checkpoint", "checkpoint-every":
+		return "a load keeps no checkpoint; runs do"
 	}
 	return "the pool holds the graph as its load read it (load it again under another name to change that)"
 }

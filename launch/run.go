@@ -64,6 +64,7 @@ type runFlags struct {
 	poolFile    string
 	name        string
 	wait        time.Duration
+	ckpt        job.Checkpointing
 	fs          *pflag.FlagSet
 	// engine holds the engine's knobs and ablation switches
 	// (rank.AllAblations), bound to their flags with rank.Defaults' values.
@@ -116,6 +117,9 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&r.poolFile, "pool-file", "", "work on the pool a `dmg serve` job serves (its pool file `PATH`): load stores the graph there under --name, run computes on the graph of that name without reading it; the job then holds compute nodes alone (--roles cn:C)")
 	fs.StringVar(&r.name, "name", "", "with --pool-file: the graph's `NAME` in the pool")
 	fs.DurationVar(&r.wait, "wait", 0, "with --pool-file: wait up to this long while a drop holds the graph (runs read a graph together; default: fail at once, naming the holder)")
+	fs.BoolVar(&r.ckpt.Resume, "resume", false, "with --pool-file: continue the newest unfinished run of this graph, kernel and parameters from its last checkpoint, on any number of compute nodes (a killed run's is resumable once its hold expires, about 10s after its last heartbeat; the run waits that long)")
+	fs.BoolVar(&r.ckpt.Off, "no-checkpoint", false, "with --pool-file: keep no checkpoint of the run in the pool (a run keeps one by default, to be resumed with --resume if it dies)")
+	fs.IntVar(&r.ckpt.Every, "checkpoint-every", 0, "with --pool-file: keep a checkpoint every `N` iterations (default 0: whenever the run has moved 40 times a checkpoint's bytes, which keeps its cost near 2.5%)")
 	fs.Float64Var(&r.alpha, "alpha", 0, "vertex weight α of stage-1 partitioning, α·|V_i|+|E_i| (default 8·(CNs−1))")
 }
 
@@ -261,6 +265,12 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 type poolRef struct {
 	Name  string `json:"name"`
 	Recut bool   `json:"recut"`
+	// ResumedAt is the iteration a resumed run began with (0: from the
+	// start); Checkpoints counts the checkpoints it kept, which took
+	// CheckpointS seconds of its compute.
+	ResumedAt   int     `json:"resumed_at"`
+	Checkpoints int     `json:"checkpoints"`
+	CheckpointS float64 `json:"checkpoint_s"`
 }
 
 // setRoles says which roles the job holds: compute nodes alone when it
@@ -363,9 +373,16 @@ func (r *runFlags) check() error {
 		{!finite(r.engine.PullDivisor) || r.engine.PullDivisor <= 0, "--pull-threshold", r.engine.PullDivisor, "a finite number > 0"},
 		{!finite(r.engine.ValuePullDivisor) || r.engine.ValuePullDivisor <= 0, "--value-pull-threshold", r.engine.ValuePullDivisor, "a finite number > 0"},
 		{set("wait") && r.poolFile == "", "--wait", r.wait, "--pool-file too (--wait is how long to wait while a drop holds a served graph)"},
+		{r.ckpt.Every < 0, "--checkpoint-every", r.ckpt.Every, "0 (chosen by the traffic) or more iterations"},
+		{set("checkpoint-every") && r.ckpt.Off, "--checkpoint-every", r.ckpt.Every, "no --no-checkpoint beside it"},
 	} {
 		if c.bad {
 			return BadInputf("launch: %s %v; expected %s", c.flag, c.val, c.want)
+		}
+	}
+	for _, f := range []string{"resume", "no-checkpoint", "checkpoint-every"} {
+		if set(f) && r.poolFile == "" {
+			return BadInputf("launch: --%s needs --pool-file and --name: a run keeps its checkpoints in a served pool, beside its graph", f)
 		}
 	}
 	if a, err := algo.Lookup(r.algo); err == nil && set("source") && !a.Source {
@@ -663,7 +680,8 @@ func newRunReport(j *Job, out *job.Outcome) *runReport {
 	r.Workers = out.Workers
 	r.Times.Load, r.Times.Partition, r.Times.Compute = out.LoadS, out.PartS, out.ComputeS
 	if out.Pooled != "" {
-		r.Pool = &poolRef{Name: out.Pooled, Recut: out.Recut}
+		r.Pool = &poolRef{Name: out.Pooled, Recut: out.Recut, ResumedAt: out.Result.StartedAt,
+			Checkpoints: out.Result.Checkpoints, CheckpointS: out.Result.CheckpointSeconds}
 	}
 	r.Times.Total = time.Since(j.Start).Seconds()
 	if out.Load != nil {
@@ -742,6 +760,14 @@ func (r *runReport) print(j *Job) {
 		}
 		fmt.Fprintf(w, "attach %.3fs (graph %q %s)  compute %.3fs (%s edges/s)  total %.3fs\n",
 			r.Times.Load, r.Pool.Name, how, r.Times.Compute, hn(uint64(r.EdgesPerSecond)), r.Times.Total)
+		if p := r.Pool; p.ResumedAt > 0 || p.Checkpoints > 0 {
+			resumed := ""
+			if p.ResumedAt > 0 {
+				resumed = fmt.Sprintf("resumed at iteration %d; ", p.ResumedAt)
+			}
+			fmt.Fprintf(w, "%s%d checkpoints kept in %.3fs (%.1f%% of compute)\n",
+				resumed, p.Checkpoints, p.CheckpointS, 100*p.CheckpointS/max(r.Times.Compute, 1e-9))
+		}
 	} else {
 		fmt.Fprintf(w, "load %.3fs (%s edges/s%s)  partition %.4fs (imbalance %.3f)  compute %.3fs (%s edges/s)  total %.3fs\n",
 			r.Times.Load, hn(uint64(float64(r.Graph.Edges)/max(r.Times.Load, 1e-9))), win, r.Times.Partition, r.Balance.Imbalance,
@@ -755,6 +781,9 @@ func (r *runReport) print(j *Job) {
 			mode = "dense"
 		}
 		v := it.Verbs
+		if r.Pool != nil {
+			i += r.Pool.ResumedAt
+		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t%.6f\t%.2f\t\n", i, mode, it.Update, hn(it.ActiveVertices), hn(it.ActiveEdges),
 			hn(v.Reads), hn(v.Writes), hn(v.Atomics()), hb(v.Bytes()), it.Seconds, it.ModeledSeconds, it.TailRatio)
 	}

@@ -27,9 +27,13 @@ type State struct {
 
 // Checkpointer keeps a run's state where a later run can read it (a
 // served pool's checkpoint region, package job). The engine calls it at
-// the boundaries its Cadence chooses, on every rank: Write on each CN,
-// then, once every CN's write is complete, Commit on world rank 0.
+// the boundaries its Cadence chooses, each call behind a boundary of its
+// own: Begin on world rank 0, Write on each CN, then, once every CN's
+// write is complete, Commit on world rank 0.
 type Checkpointer interface {
+	// Begin checks that the run may write its checkpoint (that no other
+	// run took it over).
+	Begin(ep verbs.Endpoint) error
 	// Write keeps this CN's chunk of the state over ep and returns the
 	// chunk's part of the checksum, which the job sums over its CNs.
 	Write(ep verbs.Endpoint, s State) (sum uint64, err error)
@@ -51,28 +55,30 @@ type Restorer interface {
 }
 
 // Cadence says when a run keeps its state: every Every iterations, or,
-// with Every 0, when the fabric bytes the run moved since the last
-// checkpoint reach Ratio times a checkpoint's bytes (the checkpoint then
-// costs about 1/Ratio of the compute's traffic).
+// with Every 0, so that checkpoints cost about 1/Ratio of the compute:
+// once the compute time since the last checkpoint reaches Ratio times
+// what that checkpoint took, and before the first, once the fabric bytes
+// the run moved reach Ratio times a checkpoint's bytes.
 type Cadence struct {
 	Every int
 	Ratio float64
 }
 
-// AutoRatio is the automatic cadence's ratio: a checkpoint every 40 times
-// its bytes of traffic costs about 2.5% of the traffic, under the 5% the
-// design allows, since a checkpoint's bulk writes move faster per byte
-// than the compute's scattered reads.
+// AutoRatio is the automatic cadence's ratio: checkpoints cost about
+// 2.5% of the compute, under the 5% the design allows.
 const AutoRatio = 40
 
 // ckptFacts is what the cadence decides on: numbers every rank has
-// alike after an iteration's boundary.
+// alike after an iteration's boundary (the job-wide sums, and the last
+// checkpoint's cost as rank 0 measured it and told every rank).
 type ckptFacts struct {
-	done      int    // iterations completed
-	last      int    // iterations the run's last checkpoint had completed
-	final     bool   // the run ends here (its last iteration, or no vertex active)
-	moved     uint64 // fabric bytes since the last checkpoint, job-wide
-	ckptBytes uint64 // a checkpoint's bytes
+	done      int     // iterations completed
+	last      int     // iterations the run's last checkpoint had completed
+	final     bool    // the run ends here (its last iteration, or no vertex active)
+	moved     uint64  // fabric bytes since the last checkpoint, job-wide
+	ckptBytes uint64  // a checkpoint's bytes
+	spent     float64 // compute seconds since the last checkpoint (the slowest CN's phases)
+	cost      float64 // seconds the last checkpoint took (0: none yet)
 }
 
 // due says whether the state after f.done iterations is kept: never at
@@ -89,14 +95,19 @@ func (c Cadence) due(f ckptFacts) bool {
 	if ratio <= 0 {
 		ratio = AutoRatio
 	}
+	if f.cost > 0 {
+		return f.spent >= ratio*f.cost
+	}
 	return float64(f.moved) >= ratio*float64(f.ckptBytes)
 }
 
 // ckptState is the engine's record of its checkpoints.
 type ckptState struct {
-	last  int    // iterations completed at the last checkpoint (or at the start)
-	bytes uint64 // job-wide fabric bytes then
-	count int    // checkpoints written
+	last  int     // iterations completed at the last checkpoint (or at the start)
+	bytes uint64  // job-wide fabric bytes then
+	spent float64 // compute seconds since
+	cost  float64 // the last checkpoint's seconds, as rank 0 measured them
+	count int     // checkpoints written
 	secs  float64
 }
 
@@ -110,21 +121,31 @@ func (e *engine) ckptBytes() uint64 {
 }
 
 // checkpoint keeps the run's state after done iterations when the
-// cadence says so: every CN writes its chunk, one boundary sums their
-// checksums (and proves every write complete), and rank 0 commits.
+// cadence says so. Each step is behind a boundary of its own: rank 0
+// checks the run still holds its checkpoint, every CN writes its chunk,
+// their checksums are summed (and every write is then complete), and
+// rank 0 commits, telling every rank what the checkpoint cost.
 func (e *engine) checkpoint(done int, next sums, res *Result) error {
 	ck := e.cfg.Checkpoint
 	if ck == nil {
 		return nil
 	}
-	moved := next.verbs.Bytes() - e.ckpt.bytes
-	final := e.spec.Iterations > 0 && done >= e.spec.Iterations || e.spec.Iterations == 0 && next.activeV == 0
-	if !e.cfg.Cadence.due(ckptFacts{done: done, last: e.ckpt.last, final: final, moved: moved, ckptBytes: e.ckptBytes()}) {
+	e.ckpt.spent += next.push + next.apply + next.wait
+	f := ckptFacts{done: done, last: e.ckpt.last, moved: next.verbs.Bytes() - e.ckpt.bytes, ckptBytes: e.ckptBytes(),
+		spent: e.ckpt.spent, cost: e.ckpt.cost,
+		final: e.spec.Iterations > 0 && done >= e.spec.Iterations || e.spec.Iterations == 0 && next.activeV == 0}
+	if !e.cfg.Cadence.due(f) {
 		return nil
 	}
 	t := time.Now()
-	var sum uint64
 	var err error
+	if e.w.Rank() == 0 {
+		err = ck.Begin(e.wks[0].ep)
+	}
+	if err := e.cfg.Sync(err, nil); err != nil {
+		return err
+	}
+	var sum uint64
 	if e.cn {
 		sum, err = ck.Write(e.wks[0].ep, e.state(done))
 	}
@@ -132,18 +153,18 @@ func (e *engine) checkpoint(done int, next sums, res *Result) error {
 	if err := e.cfg.Sync(err, v[:]); err != nil {
 		return err
 	}
+	cost := []float64{0}
 	if e.w.Rank() == 0 {
 		err = ck.Commit(e.wks[0].ep, done, joinSum(v))
+		cost[0] = time.Since(t).Seconds()
 	}
-	if err := e.cfg.Sync(err, nil); err != nil {
+	if err := e.cfg.Sync(err, cost); err != nil {
 		return err
 	}
-	e.ckpt.last, e.ckpt.bytes = done, next.verbs.Bytes()
-	e.ckpt.count++
-	e.ckpt.secs += time.Since(t).Seconds()
+	e.ckpt = ckptState{last: done, bytes: next.verbs.Bytes(), cost: cost[0], count: e.ckpt.count + 1, secs: e.ckpt.secs + time.Since(t).Seconds()}
 	res.Checkpoints, res.CheckpointSeconds = e.ckpt.count, e.ckpt.secs
 	if e.w.Rank() == 0 {
-		e.cfg.Logf("checkpoint after iteration %d (%d iterations kept)", done-1, done)
+		e.cfg.Logf("checkpoint after iteration %d (%d iterations kept), %.4fs", done-1, done, time.Since(t).Seconds())
 	}
 	return nil
 }

@@ -48,6 +48,8 @@ func chunkSum(lo uint32, vals []uint64, active []byte) uint64 {
 	return s
 }
 
+func (m *memCkpt) Begin(verbs.Endpoint) error { return nil }
+
 func (m *memCkpt) Write(_ verbs.Endpoint, s rank.State) (uint64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -206,6 +208,9 @@ func TestCadence(t *testing.T) {
 		{"auto, enough moved", rank.Cadence{}, rank.CkptFacts{Done: 2, Moved: 40 << 20, CkptBytes: 1 << 20}, true},
 		{"ratio 10", rank.Cadence{Ratio: 10}, rank.CkptFacts{Done: 2, Moved: 10 << 20, CkptBytes: 1 << 20}, true},
 		{"auto at the end", rank.Cadence{}, rank.CkptFacts{Done: 9, Moved: 1 << 40, CkptBytes: 1, Final: true}, false},
+		{"auto, measured: too soon", rank.Cadence{}, rank.CkptFacts{Done: 9, Last: 6, Moved: 1 << 40, CkptBytes: 1, Spent: 3.9, Cost: 0.1}, false},
+		{"auto, measured: due", rank.Cadence{}, rank.CkptFacts{Done: 9, Last: 6, Moved: 0, CkptBytes: 1 << 30, Spent: 4, Cost: 0.1}, true},
+		{"every 5 ignores the cost", rank.Cadence{Every: 5}, rank.CkptFacts{Done: 10, Last: 5, Spent: 0.01, Cost: 1}, true},
 	} {
 		if got := rank.Due(c.cadence, c.facts); got != c.want {
 			t.Errorf("%s: due %v, want %v", c.name, got, c.want)

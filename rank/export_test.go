@@ -6,8 +6,9 @@ type CkptFacts struct {
 	Done, Last       int
 	Final            bool
 	Moved, CkptBytes uint64
+	Spent, Cost      float64
 }
 
 func Due(c Cadence, f CkptFacts) bool {
-	return c.due(ckptFacts{done: f.Done, last: f.Last, final: f.Final, moved: f.Moved, ckptBytes: f.CkptBytes})
+	return c.due(ckptFacts{done: f.Done, last: f.Last, final: f.Final, moved: f.Moved, ckptBytes: f.CkptBytes, spent: f.Spent, cost: f.Cost})
 }
