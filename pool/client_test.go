@@ -320,14 +320,17 @@ func TestFindFreeSlotDropReclaim(t *testing.T) {
 		// Every slot in use: no free slot.
 		for i := range MaxSlots {
 			s := Slot{State: Ready, Name: fmt.Sprint(i), Graph: -1}
-			if i >= 60 { // 4 live runs
+			switch {
+			case i >= 60: // 4 live runs
 				s = Slot{State: Job, Lease: c.ID(), Beat: nowMS(), Name: "0", Graph: 0}
+			case i >= 58: // 2 unfinished runs' checkpoints, never dead
+				s = Slot{State: Checkpoint, Lease: 0xdead, Beat: 1, Name: "0", Kernel: "pr", Graph: -1}
 			}
 			if err := c.Put(i, s); err != nil {
 				return err
 			}
 		}
-		if _, err := c.FreeSlot(); err == nil || !strings.Contains(err.Error(), "all 64 catalogue slots are in use (60 by graphs and their cuts, 4 by runs)") {
+		if _, err := c.FreeSlot(); err == nil || !strings.Contains(err.Error(), "all 64 catalogue slots are in use (58 by graphs and their cuts, 4 by runs, 2 by runs' checkpoints)") {
 			return errors.Errorf("FreeSlot on a full catalogue = %v", err)
 		}
 		if err := c.Put(MaxSlots, Slot{}); err == nil {
