@@ -445,6 +445,11 @@ type lsRun struct {
 	KeptS  float64 `json:"checkpoint_age_s"` // since its last checkpoint (since its start if none)
 	Holder string  `json:"holder"`
 	Bytes  uint64  `json:"bytes"`
+	// Region is where its checkpoint lies: an MN, and an offset in its pool.
+	Region struct {
+		MN  int    `json:"mn"`
+		Off uint64 `json:"off"`
+	} `json:"region"`
 }
 
 // runsOf lists the catalogue's checkpointed runs, newest first.
@@ -457,6 +462,7 @@ func runsOf(slots []pool.Slot, now time.Time) []lsRun {
 		}
 		r := lsRun{Graph: s.Name, Kernel: s.Kernel, Params: fmt.Sprintf("%#x", s.Params), State: "unfinished", Done: s.Done, CNs: s.CNs,
 			AgeS: ago(s.Created), KeptS: ago(s.Beat), Holder: fmt.Sprintf("job %#x", s.Lease), Bytes: s.Aux.Len}
+		r.Region.MN, r.Region.Off = s.Aux.MN, s.Aux.Off
 		if _, alive := pool.Running(slots, i, now); alive {
 			r.State = "running"
 		}

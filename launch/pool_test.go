@@ -312,6 +312,17 @@ type lsJSON struct {
 		Holder   string `json:"holder"`
 		Jobs     int    `json:"jobs"`
 	} `json:"graphs"`
+	Runs []struct {
+		Graph  string `json:"graph"`
+		Kernel string `json:"kernel"`
+		State  string `json:"state"`
+		Done   int    `json:"iterations_done"`
+		CNs    int    `json:"cns"`
+		Region struct {
+			MN  int    `json:"mn"`
+			Off uint64 `json:"off"`
+		} `json:"region"`
+	} `json:"runs"`
 	MNs int `json:"mns"`
 }
 
