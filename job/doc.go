@@ -20,5 +20,8 @@
 // run takes the graph's lease, reads the descriptor and computes without
 // the input (poolrun.go), after cutting the graph anew from the pool when
 // it has another compute-node count than any cut the pool holds
-// (recut.go).
+// (recut.go). A run keeps checkpoints of its values and frontier in the
+// pool, and a later run of any compute-node count resumes the newest
+// unfinished one of the same graph, kernel and parameters
+// (checkpoint.go).
 package job

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -266,4 +267,91 @@ func readGlob(t *testing.T, dir, pattern string) string {
 		b.Write(s)
 	}
 	return b.String()
+}
+
+// sbatch of examples/slurm-resume.sbatch against a pool served by another
+// Slurm job (2 hosts, tcp): `scontrol requeue` ends the first attempt in
+// the middle of a PageRank, Slurm runs the script again, and the rerun
+// resumes from the first attempt's last checkpoint, to the results of an
+// uninterrupted in-process run.
+func TestSlurmRequeueResumes(t *testing.T) {
+	_, sl := slurm(t)
+	bin, dir := dmgBin(t), t.TempDir()
+	pool := filepath.Join(dir, "pool.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	slurmRun(t, sl.Sbatch(ctx, "--nodes=2", "--output=serve-%j.out", "--wrap",
+		fmt.Sprintf("srun --mpi=pmix --kill-on-bad-exit=1 %s --roles mn:2 serve --pool-file %s --mn-mem 64MiB --fabric tcp", bin, pool)), dir)
+	defer func() {
+		stop := exec.Command(bin, "stop", "--pool-file", pool)
+		stop.Env = cleanEnv()
+		if out, err := stop.CombinedOutput(); err != nil {
+			t.Errorf("dmg stop: %v\n%s", err, out)
+		}
+	}()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if _, err := os.Stat(pool); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no pool file 60 s after the serve job's submission:\n%s", readGlob(t, dir, "serve-*.out"))
+		}
+	}
+	slurmRun(t, sl.Srun(ctx, "--mpi=pmix", "-N", "2", "-n", "2", bin, "--roles", "cn:2", "load", "--pool-file", pool, "--name", "k12", "--graph", "kron:12"), dir)
+
+	const iterations = "3000"
+	res := filepath.Join(dir, "pr.out")
+	out := slurmRun(t, sl.Sbatch(ctx, "--nodes=2", "--output=resume-%j.out", "--parsable", filepath.Join(examplesDir(t), "slurm-resume.sbatch")), dir,
+		"DMG="+bin, "POOL="+pool, "NAME=k12", "RUN_ARGS=-v --iterations "+iterations+" --checkpoint-every 50 --out "+res)
+	id := strings.TrimSpace(strings.Split(strings.TrimSpace(out), ";")[0])
+	log := filepath.Join(dir, "resume-"+id+".out")
+	kept := 0
+	for deadline := time.Now().Add(90 * time.Second); kept < 200; time.Sleep(100 * time.Millisecond) {
+		b, _ := os.ReadFile(log)
+		if m := keptRE.FindAllStringSubmatch(string(b), -1); len(m) > 0 {
+			kept, _ = strconv.Atoi(m[len(m)-1][1])
+		}
+		if strings.Contains(string(b), "DMG pagerank") || time.Now().After(deadline) {
+			t.Fatalf("the first attempt finished, or kept no checkpoint of 200 iterations in 90 s (last %d):\n%s", kept, b)
+		}
+	}
+	slurmRun(t, sl.Command(ctx, "scontrol", "requeue", id), dir)
+	t.Logf("requeued job %s after a checkpoint of %d iterations", id, kept)
+	// The job is done once squeue no longer lists it.
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
+		q, err := sl.Command(ctx, "squeue", "-h", "-j", id).CombinedOutput()
+		if err == nil && strings.TrimSpace(string(q)) == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(log)
+			t.Fatalf("job %s still queued 2 min after its requeue (squeue: %s):\n%s", id, q, b)
+		}
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`resumed at iteration (\d+);`).FindStringSubmatch(string(b))
+	if !strings.Contains(string(b), "attempt 2 of job "+id+": resuming") || m == nil {
+		t.Fatalf("the rerun did not resume:\n%s", b)
+	}
+	if at, _ := strconv.Atoi(m[1]); at < kept {
+		t.Fatalf("resumed at iteration %d; the first attempt had kept %d:\n%s", at, kept, b)
+	}
+	ref := filepath.Join(dir, "ref.out")
+	cmd := exec.Command(bin, "--local", "--roles", "cn:2,mn:2", "run", "--algo", "pagerank", "--graph", "kron:12", "--iterations", iterations, "--out", ref)
+	cmd.Env = cleanEnv()
+	if o, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the in-process reference: %v\n%s", err, o)
+	}
+	got, err := os.ReadFile(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samePoolResults(t, "the requeued job's resumed PageRank", "pagerank", got, want)
 }

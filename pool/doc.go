@@ -31,9 +31,10 @@
 //	1 MiB    DataStart: graph data, allocated first-fit in Align (4 KiB) steps
 //	size     end of the pool
 //
-// A slot is Free, Loading (a job is writing the graph), Ready, or Job (a
-// job's private regions). It records the graph's name and sizes, a
-// descriptor extent (Aux) and one extent per MN (Ext).
+// A slot is Free, Loading (a job is writing the graph), Ready, Job (a
+// job's private regions) or Checkpoint (a run's kept state, which
+// outlives the run: checkpoint.go, runs.go). It records the graph's name
+// and sizes, a descriptor extent (Aux) and one extent per MN (Ext).
 //
 // # Locks and leases
 //
@@ -49,6 +50,12 @@
 // with an expired lease, and Job slots whose holder gave the lease up,
 // are a dead job's leftovers: Alloc treats their extents as free and
 // Reclaim frees them. Ready graphs stay.
+//
+// A Checkpoint slot's lease is its run's holder id, never renewed: the
+// run is running while a live Job slot has that id, and unfinished after,
+// for a later run of the same graph, kernel and parameters to resume
+// (ResumeCheckpoint). Reclaim leaves it; its run's end or a drop of its
+// graph frees it.
 //
 // Runs read a Ready graph together (Hold): each holds a Job slot of its
 // own that names the graph (and later its regions). A writer, a drop,

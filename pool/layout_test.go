@@ -33,7 +33,9 @@ func TestSlotRoundTrip(t *testing.T) {
 	for m := range MaxMN {
 		full.Ext = append(full.Ext, Extent{MN: m, Off: uint64(m) * Align, Len: Align})
 	}
-	for _, s := range []Slot{{Graph: -1}, {State: Ready, Name: "g", Graph: -1, Ext: []Extent{{MN: 0}, {MN: 1, Off: 1, Len: 2}}}, full} {
+	ckpt := Slot{State: Checkpoint, Lease: 7, Name: "g", Graph: -1, CNs: 3, Vertices: 99, Aux: Extent{MN: 1, Off: DataStart, Len: 2 * Align},
+		Kernel: strings.Repeat("k", CkptKernelBytes), Params: 0xfeed, Done: 1234}
+	for _, s := range []Slot{{Graph: -1}, {State: Ready, Name: "g", Graph: -1, Ext: []Extent{{MN: 0}, {MN: 1, Off: 1, Len: 2}}}, full, ckpt} {
 		b := make([]byte, SlotBytes)
 		if err := s.Encode(b); err != nil {
 			t.Fatal(err)
@@ -50,7 +52,7 @@ func TestSlotRoundTrip(t *testing.T) {
 			t.Fatal("state, lease and beat are not at their word offsets")
 		}
 	}
-	bad := []Slot{{Name: strings.Repeat("x", MaxName+1)}, {Ext: make([]Extent, MaxMN+1)}, {State: 9}}
+	bad := []Slot{{Name: strings.Repeat("x", MaxName+1)}, {Ext: make([]Extent, MaxMN+1)}, {State: 9}, {State: Checkpoint, Kernel: strings.Repeat("k", CkptKernelBytes+1)}}
 	for _, s := range bad {
 		if err := s.Encode(make([]byte, SlotBytes)); err == nil {
 			t.Fatalf("Encode(%+v) succeeded; want an error", s)
@@ -60,6 +62,11 @@ func TestSlotRoundTrip(t *testing.T) {
 	b[OffState] = 7
 	if _, err := DecodeSlot(b); err == nil || !strings.Contains(err.Error(), "state 7 unknown") {
 		t.Fatalf("DecodeSlot(state 7) = %v", err)
+	}
+	b[OffState] = byte(Checkpoint)
+	binary.LittleEndian.PutUint64(b[offKernLen:], CkptKernelBytes+1)
+	if _, err := DecodeSlot(b); err == nil || !strings.Contains(err.Error(), "kernel name length") {
+		t.Fatalf("DecodeSlot(a kernel name of %d bytes) = %v", CkptKernelBytes+1, err)
 	}
 }
 
@@ -99,4 +106,30 @@ func TestFmtBytes(t *testing.T) {
 			t.Errorf("fmtBytes(%d) = %q; want %q", n, got, want)
 		}
 	}
+}
+
+// Any bytes decode to a slot or an error, and a decoded slot encodes back
+// to the same slot.
+func FuzzDecodeSlot(f *testing.F) {
+	b := make([]byte, SlotBytes)
+	s := Slot{State: Checkpoint, Lease: 7, Name: "g", Graph: -1, Kernel: "pagerank", Params: 3, Done: 50, Ext: []Extent{{MN: 1, Off: 2, Len: 3}}}
+	if err := s.Encode(b); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add(make([]byte, SlotBytes))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := DecodeSlot(b)
+		if err != nil {
+			return
+		}
+		again := make([]byte, SlotBytes)
+		if err := s.Encode(again); err != nil {
+			t.Fatalf("a decoded slot %+v does not encode: %v", s, err)
+		}
+		s2, err := DecodeSlot(again)
+		if err != nil || !reflect.DeepEqual(s, s2) {
+			t.Fatalf("re-encoded %+v decodes to %+v, %v", s, s2, err)
+		}
+	})
 }

@@ -23,7 +23,9 @@
 // several runs in turn over the same store and endpoints (Run); a later
 // phase starts from the values the last left on DM (algo.Spec.Continue,
 // read by every CN before any writes), and its iterations and counts add
-// to one Result.
+// to one Result. A run may keep its state (values and next frontier) at
+// boundaries its Cadence chooses (Config.Checkpoint), and start from a
+// kept one instead of Init's (Config.Resume; checkpoint.go).
 //
 // What an iteration does is decided by a policy (policy.go): a pure
 // value made once per run from the kernel, the mode's abilities, the
