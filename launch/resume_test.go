@@ -3,7 +3,7 @@ package launch_test
 import (
 	"bytes"
 	"encoding/binary"
-		"fmt"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
