@@ -10,7 +10,11 @@
 #   3. 2 and 4 PageRank runs of cn:1 at once on the graph, each against
 #      the same run alone.
 # Environment: G (kron:22), MEM (--mn-mem, 4GiB), ITER (100), ROUNDS
-# ("1 2"), D (./dmg), OUT (/tmp/resume-bench).
+# ("1 2"), D (./dmg), OUT (/tmp/resume-bench), PARTS ("cost kill
+# together": which of 1-3 to run).
+# Every job runs in this script's session: one in a session of its own
+# is in another scheduler autogroup than the serve job's MNs, whose nice
+# then no longer yields them the cores (its PageRank took twice as long).
 set -u
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -38,7 +42,9 @@ run() {
 	printf '%-28s wall %6.2fs  %s\n' "$name" "$(echo "$e - $s" | bc)" "$(grep -o 'compute [0-9.]*s\|[0-9]* checkpoints kept in [0-9.]*s ([0-9.]*% of compute)\|resumed at iteration [0-9]*' "$OUT/$name.log" | tr '\n' ' ')"
 }
 
+PARTS=${PARTS:-cost kill together}
 for r in ${ROUNDS:-1 2}; do
+	[[ $PARTS == *cost* ]] || break
 	echo "== round $r: checkpoint cost"
 	for a in pagerank bfs; do
 		run "$a-none-$r" 2 --algo $a --iterations "$ITER" --no-checkpoint
@@ -47,22 +53,24 @@ for r in ${ROUNDS:-1 2}; do
 	done 2>&1 | sed 's/--iterations [0-9]*//'
 done
 
-echo "== PageRank killed at iteration $((ITER / 2)), resumed"
-for cn in 2 1; do
-	s=$(date +%s.%N)
-	setsid mpirun -np 2 "$D" --roles cn:2 -v run --pool-file "$P" --name g --algo pagerank --iterations "$ITER" > "$OUT/killed$cn.log" 2>&1 &
-	m=$!
-	until grep -q "iter $((ITER / 2)) " "$OUT/killed$cn.log"; do sleep 0.05; kill -0 $m 2> /dev/null || break; done
-	pkill -9 -P "$(pgrep -f "^mpirun -np 2 $D --roles cn:2 -v run" | head -1)" -n dmg
-	wait $m
-	k=$(date +%s.%N)
-	grep -o 'checkpoint after iteration [0-9]*' "$OUT/killed$cn.log" | tail -1
-	run "resumed-cn$cn" $cn --algo pagerank --iterations "$ITER" --resume
-	e=$(date +%s.%N)
-	printf 'killed run %.2fs + resumed on cn:%d: total %.2fs\n' "$(echo "$k - $s" | bc)" $cn "$(echo "$e - $s" | bc)"
-done
-run "uninterrupted" 2 --algo pagerank --iterations "$ITER"
-
+if [[ $PARTS == *kill* ]]; then
+	echo "== PageRank killed at iteration $((ITER / 2)), resumed"
+	for cn in 2 1; do
+		s=$(date +%s.%N)
+		mpirun -np 2 "$D" --roles cn:2 -v run --pool-file "$P" --name g --algo pagerank --iterations "$ITER" > "$OUT/killed$cn.log" 2>&1 &
+		m=$!
+		until grep -q "iter $((ITER / 2)) " "$OUT/killed$cn.log"; do sleep 0.05; kill -0 $m 2> /dev/null || break; done
+		pkill -9 -P "$m" -n dmg
+		wait $m
+		k=$(date +%s.%N)
+		grep -o 'checkpoint after iteration [0-9]*' "$OUT/killed$cn.log" | tail -1
+		run "resumed-cn$cn" $cn --algo pagerank --iterations "$ITER" --resume
+		e=$(date +%s.%N)
+		printf 'killed run %.2fs + resumed on cn:%d: total %.2fs\n' "$(echo "$k - $s" | bc)" $cn "$(echo "$e - $s" | bc)"
+	done
+	run "uninterrupted" 2 --algo pagerank --iterations "$ITER"
+fi
+[[ $PARTS == *together* ]] || exit 0
 echo "== runs at once on one graph (cn:1 each, PageRank)"
 run "alone" 1 --algo pagerank --iterations "$ITER"
 for k in 2 4; do
