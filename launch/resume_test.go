@@ -66,9 +66,19 @@ func (s *served) killAfter(t *testing.T, cn, victim, least int, name, algo strin
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	// The job's ranks stop at once (a run of a few hundred short
+	// iterations may end before a kill lands), then the victim dies and
+	// the others go on, to find it dead.
 	pid := rankPID(t, p, victim)
+	ranks := sessionPIDs(p.cmd.Process.Pid)
+	for _, r := range ranks {
+		syscall.Kill(r, syscall.SIGSTOP)
+	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
+	}
+	for _, r := range ranks {
+		syscall.Kill(r, syscall.SIGCONT)
 	}
 	if !p.wait(30 * time.Second) {
 		t.Fatalf("%s: the job went on 30 s after rank %d was killed:\n%s", algo, victim, p.hung())
@@ -121,7 +131,7 @@ func TestPoolResume(t *testing.T) {
 	}
 	s := startServe(t, 2)
 	s.load(t, 2, "u", []string{"--graph", undirectedWEL(t), "--undirected", "--weighted"})
-	s.load(t, 2, "path", []string{"--graph", pathGraph(t, 800), "--weighted"})
+	s.load(t, 2, "path", []string{"--graph", pathGraph(t, 400), "--weighted"})
 	for _, c := range []struct {
 		algo, graph string
 		args        []string
@@ -131,10 +141,10 @@ func TestPoolResume(t *testing.T) {
 	}{
 		// Rank 0 dies too: its hold on the graph then expires with its
 		// heartbeat, which the resumed run waits for.
-		{"pagerank", "u", []string{"--iterations", "600"}, 10, 0, 1},
-		{"cdlp", "u", []string{"--iterations", "400"}, 10, 1, 2},
+		{"pagerank", "u", []string{"--iterations", "600"}, 6, 0, 1},
+		{"cdlp", "u", []string{"--iterations", "250"}, 5, 1, 2},
 		{"bfs", "path", []string{"--source", "0"}, 1, 1, 2}, // every iteration: a kill is likely inside a write
-		{"sssp", "path", []string{"--source", "0"}, 25, 1, 1},
+		{"sssp", "path", []string{"--source", "0"}, 10, 1, 1},
 	} {
 		t.Run(c.algo, func(t *testing.T) {
 			want, p := s.run(t, 2, c.graph, c.algo, append(c.args, "--no-checkpoint")...)
@@ -203,7 +213,7 @@ func TestPoolResume(t *testing.T) {
 	})
 	t.Run("damaged", func(t *testing.T) {
 		args := []string{"--iterations", "600"}
-		s.killAfter(t, 2, 1, 100, "u", "pagerank", append(args, "--checkpoint-every", "10")...)
+		s.killAfter(t, 2, 1, 60, "u", "pagerank", append(args, "--checkpoint-every", "6")...)
 		l := s.ls(t)
 		if len(l.Runs) != 1 {
 			t.Fatalf("runs after the kill: %+v", l.Runs)

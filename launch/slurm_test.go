@@ -299,7 +299,7 @@ func TestSlurmRequeueResumes(t *testing.T) {
 	}
 	slurmRun(t, sl.Srun(ctx, "--mpi=pmix", "-N", "2", "-n", "2", bin, "--roles", "cn:2", "load", "--pool-file", pool, "--name", "k12", "--graph", "kron:12"), dir)
 
-	const iterations = "3000"
+	const iterations = "1500"
 	res := filepath.Join(dir, "pr.out")
 	out := slurmRun(t, sl.Sbatch(ctx, "--nodes=2", "--output=resume-%j.out", "--parsable", filepath.Join(examplesDir(t), "slurm-resume.sbatch")), dir,
 		"DMG="+bin, "POOL="+pool, "NAME=k12", "RUN_ARGS=-v --iterations "+iterations+" --checkpoint-every 50 --out "+res)
