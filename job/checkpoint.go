@@ -73,32 +73,31 @@ func ckptKey(graph string, spec programSpec) (pool.CkptKey, error) {
 
 // checkpoint sets up the run's checkpoint (rank 0 claims or resumes it
 // in the catalogue; every rank learns the result) and gives the engine
-// its Checkpointer and Restorer. It returns nil when the run keeps no
-// checkpoint.
-func (pr *poolRun) checkpoint(w *spmd.World, ep verbs.Endpoint, cfg *Config, alg algo.Algorithm, shape *jobShape, agree func(error) error) (*poolCkpt, error) {
+// its Checkpointer and Restorer, unless the run keeps none.
+func (pr *poolRun) checkpoint(w *spmd.World, ep verbs.Endpoint, cfg *Config, alg algo.Algorithm, shape *jobShape, agree func(error) error) error {
 	opt := pr.p.Checkpointing
 	if !checkpointable(alg, shape.Spec.Params) {
 		if opt.Resume {
-			return nil, agree(&rank.ParamError{Msg: fmt.Sprintf("--resume: %s keeps no checkpoint to resume (phased kernels and the triangle operator's are not checkpointed)", alg.Name)})
+			return agree(&rank.ParamError{Msg: fmt.Sprintf("--resume: %s keeps no checkpoint to resume (phased kernels and the triangle operator's are not checkpointed)", alg.Name)})
 		}
-		return nil, nil
+		return nil
 	}
 	if opt.Off && !opt.Resume {
-		return nil, nil
+		return nil
 	}
 	key, err := ckptKey(pr.p.Name, shape.Spec)
 	if err != nil {
-		return nil, agree(err)
+		return agree(err)
 	}
 	var pc *poolCkpt
 	if w.Rank() == 0 {
 		pc, err = pr.claimCkpt(ep, key, shape.Vertices, w.Roles.CN)
 	}
 	if err := agree(err); err != nil {
-		return nil, err
+		return err
 	}
 	if pc, err = bcastCkpt(w, pc); err != nil {
-		return nil, agree(err)
+		return agree(err)
 	}
 	pc.key, pc.n = key, shape.Vertices
 	pc.all = alg.New(shape.Spec.Params).Spec().AllActive
@@ -109,7 +108,7 @@ func (pr *poolRun) checkpoint(w *spmd.World, ep verbs.Endpoint, cfg *Config, alg
 	if pc.have {
 		cfg.Engine.Resume = pc
 	}
-	return pc, nil
+	return nil
 }
 
 // claimCkpt takes the run's checkpoint slot (rank 0): the newest
@@ -239,7 +238,13 @@ func (pc *poolCkpt) Done() int { return int(pc.cur.Iteration) }
 func (pc *poolCkpt) Read(ep verbs.Endpoint, lo, hi uint32) (rank.State, uint64, error) {
 	s := rank.State{Done: pc.Done(), Lo: lo, Values: make([]uint64, hi-lo)}
 	b := pc.cur.Buffer()
-	raw := make([]byte, 8*len(s.Values))
+	// The values land in s.Values itself where DM's byte order is the
+	// host's (update.WordsView), else in raw, decoded below.
+	raw := update.WordsView(s.Values)
+	decode := raw == nil && len(s.Values) > 0
+	if decode {
+		raw = make([]byte, 8*len(s.Values))
+	}
 	a, err := pc.addr(pool.CkptValuesOff(pc.n, b) + 8*uint64(lo))
 	if err == nil {
 		err = verbs.ReadBulk(ep, raw, a)
@@ -253,8 +258,10 @@ func (pc *poolCkpt) Read(ep verbs.Endpoint, lo, hi uint32) (rank.State, uint64, 
 	if err != nil {
 		return s, 0, errors.WithMessagef(err, "job: reading the checkpoint of %s", pc.key)
 	}
-	for i := range s.Values {
-		s.Values[i] = binary.LittleEndian.Uint64(raw[8*i:])
+	if decode {
+		for i := range s.Values {
+			s.Values[i] = binary.LittleEndian.Uint64(raw[8*i:])
+		}
 	}
 	return s, pool.ValuesSum(uint64(lo), s.Values, s.Active), nil
 }

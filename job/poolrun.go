@@ -196,7 +196,7 @@ func runOnPool(w *spmd.World, cfg Config) (*Outcome, error) {
 	// the pool.
 	out.LoadS, out.Pooled, out.Recut = time.Since(t0).Seconds(), cfg.Pool.Name, pr.recut
 
-	if _, err := pr.checkpoint(w, ep, &cfg, alg, &shape, agree); err != nil {
+	if err := pr.checkpoint(w, ep, &cfg, alg, &shape, agree); err != nil {
 		return nil, err
 	}
 	phase(phaseCompute)
