@@ -130,9 +130,10 @@ func (j *Job) onHost(role spmd.Role) int {
 }
 
 // Logf prints a progress line on stderr, tagged with the rank and role:
-// with -v from rank 0, with -vv from every rank.
+// with -v from rank 0, with -vv from every rank; none for a while after a
+// SIGCONT (interrupt.continued).
 func (j *Job) Logf(format string, args ...any) {
-	if j.Opts.Verbose == 0 || (j.Opts.Verbose == 1 && j.Rank() != 0) {
+	if j.Opts.Verbose == 0 || (j.Opts.Verbose == 1 && j.Rank() != 0) || j.intr.quiet() {
 		return
 	}
 	j.errMu.Lock()

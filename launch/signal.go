@@ -14,6 +14,7 @@ import (
 
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/heartbeat"
+	"github.com/dmg-hpc/dmg/verbs"
 )
 
 // interrupt ends a job on SIGINT or SIGTERM: rank 0 says in one line which
@@ -29,7 +30,15 @@ type interrupt struct {
 	// thawed is when (Unix nanoseconds) this process last woke from a
 	// freeze: a sleep of freezeTick that took over freezeGap.
 	thawed atomic.Int64
-	quit   chan struct{}
+	// continued is when (Unix nanoseconds) the last SIGCONT came: Open
+	// MPI's mpirun sends one to every rank it is about to end, then
+	// sleeps in its event loop, which forwards the ranks' output, for a
+	// second before the SIGTERM, and a second more before the SIGKILL.
+	// Only what fits in the pipe meanwhile gets out: progress lines stop
+	// for contQuiet, so that the line saying why the job ends does.
+	continued atomic.Int64
+	conts     chan os.Signal
+	quit      chan struct{}
 	// claimed is set by the first of this process's ways to say why the
 	// job ends (the launcher's signal, a stall, an agreed failure): the
 	// others then say nothing.
@@ -100,9 +109,11 @@ func waitSayer(me int, host string, peers []rankInfo, limit time.Duration) {
 }
 
 func newInterrupt(stderr io.Writer, mu *sync.Mutex, start time.Time, print bool) *interrupt {
-	in := &interrupt{stderr: stderr, mu: mu, start: start, print: print, phase: "starting", sigs: make(chan os.Signal, 1), quit: make(chan struct{})}
+	in := &interrupt{stderr: stderr, mu: mu, start: start, print: print, phase: "starting", sigs: make(chan os.Signal, 1), conts: make(chan os.Signal, 1), quit: make(chan struct{})}
 	signal.Notify(in.sigs, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(in.conts, syscall.SIGCONT)
 	go in.watchFreeze()
+	go in.watchCont()
 	go in.wait()
 	return in
 }
@@ -144,8 +155,8 @@ func gone(pid int) bool {
 	if syscall.Kill(pid, 0) == syscall.ESRCH {
 		return true
 	}
-	s, ok := procState(pid)
-	return ok && (s == 'Z' || s == 'X')
+	st, err := verbs.ReadProcStat(pid)
+	return err == nil && st.Exited()
 }
 
 // hasPeers says whether the ranks' processes are known (under a launcher).
@@ -255,6 +266,7 @@ func (in *interrupt) takeOver() <-chan os.Signal {
 func (in *interrupt) stop() {
 	in.stayIfEnding()
 	signal.Stop(in.sigs)
+	signal.Stop(in.conts)
 	close(in.quit)
 	close(in.sigs)
 }
@@ -400,6 +412,28 @@ const (
 	freezeGap  = 3 * time.Second
 	thawRecent = 2 * time.Second
 )
+
+// contQuiet is how long progress lines stop after a SIGCONT: past
+// Open MPI's two seconds from its SIGCONT to its SIGKILL.
+const contQuiet = 3 * time.Second
+
+// watchCont notes when a SIGCONT comes.
+func (in *interrupt) watchCont() {
+	for {
+		select {
+		case <-in.quit:
+			return
+		case <-in.conts:
+			in.continued.Store(time.Now().UnixNano())
+		}
+	}
+}
+
+// quiet tells whether progress lines are held back: a SIGCONT came
+// within contQuiet (nil receiver: never).
+func (in *interrupt) quiet() bool {
+	return in != nil && time.Since(time.Unix(0, in.continued.Load())) < contQuiet
+}
 
 // watchFreeze notes when this process wakes from a freeze.
 func (in *interrupt) watchFreeze() {

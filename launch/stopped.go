@@ -2,10 +2,11 @@ package launch
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dmg-hpc/dmg/verbs"
 )
 
 // stoppedWatch is the liveness watch of the phases before the fabric is
@@ -119,13 +120,6 @@ func stopped(pid int) bool {
 
 // procState is a process's state letter in /proc/PID/stat.
 func procState(pid int) (byte, bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, false
-	}
-	// "pid (comm) S ...": the state follows the last ')'.
-	if i := strings.LastIndexByte(string(b), ')'); i >= 0 && i+2 < len(b) {
-		return b[i+2], true
-	}
-	return 0, false
+	st, err := verbs.ReadProcStat(pid)
+	return st.State, err == nil
 }

@@ -83,45 +83,64 @@ func canonical(s string) bool {
 	return true
 }
 
-// ProcStart is the start time of process pid: field 22 of /proc/PID/stat,
-// in clock ticks since boot. An error wrapping os.ErrNotExist means there
-// is no such process.
-func ProcStart(pid int) (uint64, error) {
+// ProcStat is what DMG reads of a process in /proc/PID/stat.
+type ProcStat struct {
+	State byte   // field 3: R, S, D, T, t, Z (zombie), X (dead), ...
+	Start uint64 // field 22: start time, in clock ticks since boot
+}
+
+// Exited tells whether the process has exited: a zombie its parent has
+// not reaped (a reaper may take its time: a container's PID 1 may never)
+// runs no more and holds nothing.
+func (s ProcStat) Exited() bool { return s.State == 'Z' || s.State == 'X' }
+
+// ReadProcStat reads process pid's /proc/PID/stat. An error wrapping
+// os.ErrNotExist means there is no such process.
+func ReadProcStat(pid int) (ProcStat, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, errors.Wrapf(err, "verbs: start time of pid %d", pid)
+		return ProcStat{}, errors.Wrapf(err, "verbs: /proc stat of pid %d", pid)
 	}
 	return parseProcStat(string(b))
 }
 
-// parseProcStat reads the start time from a /proc/PID/stat line: the
-// command (field 2) is in parentheses and may hold spaces and ')', so the
-// fields are counted after its last ')'.
-func parseProcStat(line string) (uint64, error) {
+// ProcStart is the start time of process pid: field 22 of /proc/PID/stat,
+// in clock ticks since boot. An error wrapping os.ErrNotExist means there
+// is no such process.
+func ProcStart(pid int) (uint64, error) {
+	st, err := ReadProcStat(pid)
+	return st.Start, err
+}
+
+// parseProcStat reads the state and start time from a /proc/PID/stat
+// line: the command (field 2) is in parentheses and may hold spaces and
+// ')', so the fields are counted after its last ')'.
+func parseProcStat(line string) (ProcStat, error) {
 	i := strings.LastIndexByte(line, ')')
 	if i < 0 {
-		return 0, errors.Errorf("verbs: /proc stat line without a command: %.40q", line)
+		return ProcStat{}, errors.Errorf("verbs: /proc stat line without a command: %.40q", line)
 	}
 	f := strings.Fields(line[i+1:])
 	const startField = 22 - 3 // fields after the command begin at field 3
-	if len(f) <= startField {
-		return 0, errors.Errorf("verbs: /proc stat line of %d fields after the command; expected at least %d", len(f), startField+1)
+	if len(f) <= startField || len(f[0]) != 1 {
+		return ProcStat{}, errors.Errorf("verbs: /proc stat line of %d fields after the command; expected a state and at least %d", len(f), startField+1)
 	}
 	v, err := strconv.ParseUint(f[startField], 10, 64)
 	if err != nil {
-		return 0, errors.Errorf("verbs: /proc stat start time %q is not a number", f[startField])
+		return ProcStat{}, errors.Errorf("verbs: /proc stat start time %q is not a number", f[startField])
 	}
-	return v, nil
+	return ProcStat{State: f[0][0], Start: v}, nil
 }
 
-// alive reports whether process pid, started at start, still runs. When
-// that cannot be told (/proc unreadable), it is taken as alive.
+// alive reports whether process pid, started at start, still runs (a
+// zombie does not). When that cannot be told (/proc unreadable), it is
+// taken as alive.
 func alive(pid int, start uint64) bool {
-	have, err := ProcStart(pid)
+	have, err := ReadProcStat(pid)
 	if errors.Is(err, os.ErrNotExist) {
 		return false
 	}
-	return err != nil || have == start
+	return err != nil || have.Start == start && !have.Exited()
 }
 
 // Dead reports whether name is a runtime name (RuntimeName) of a process

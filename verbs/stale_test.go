@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Only DMG's runtime files of dead processes are removed: a user's files
@@ -74,18 +75,50 @@ func TestRuntimeName(t *testing.T) {
 	}
 }
 
+// A zombie (exited, its parent not waiting yet) is not alive: a reaper
+// may be slow, or never come (a container's PID 1), and the dead client
+// it was must be known dead.
+func TestZombieNotAlive(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Start(); err != nil {
+		t.Skip("no true(1):", err)
+	}
+	defer cmd.Wait()
+	pid := cmd.Process.Pid
+	var st ProcStat
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		var err error
+		if st, err = ReadProcStat(pid); err != nil {
+			t.Fatal(err)
+		}
+		if st.Exited() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d never exited: state %c", pid, st.State)
+		}
+	}
+	if alive(pid, st.Start) {
+		t.Errorf("zombie pid %d (state %c) taken as alive", pid, st.State)
+	}
+	if Dead(formatRuntimeName(pid, st.Start, "ep0")) != true {
+		t.Errorf("a zombie's runtime name is not dead")
+	}
+}
+
 func TestParseProcStat(t *testing.T) {
 	tail := " S 1 1 1 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10"
 	for _, tc := range []struct {
 		line string
-		want uint64
+		want ProcStat
 		ok   bool
 	}{
-		{"42 (dmg)" + tail, 987654, true},
-		{"42 (a) b) c)" + tail, 987654, true}, // a command with ") "
-		{"42 (dmg) S 1 2", 0, false},
-		{"42 dmg" + tail, 0, false},
-		{"42 (dmg)" + strings.Replace(tail, "987654", "x", 1), 0, false},
+		{"42 (dmg)" + tail, ProcStat{'S', 987654}, true},
+		{"42 (a) b) c)" + tail, ProcStat{'S', 987654}, true}, // a command with ") "
+		{"42 (dmg)" + strings.Replace(tail, " S ", " Z ", 1), ProcStat{'Z', 987654}, true},
+		{"42 (dmg) S 1 2", ProcStat{}, false},
+		{"42 dmg" + tail, ProcStat{}, false},
+		{"42 (dmg)" + strings.Replace(tail, "987654", "x", 1), ProcStat{}, false},
 	} {
 		got, err := parseProcStat(tc.line)
 		if (err == nil) != tc.ok || got != tc.want {
