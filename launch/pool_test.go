@@ -6,14 +6,9 @@ package launch_test
 // pool meets. Every job is a real mpirun over the real libfabric providers
 // (shm, tcp); the results are compared with one-job runs of the same graph.
 //
-// Every mpirun carries a tag in its environment (DMG_TEST_JOB), which its
-// ranks and daemons inherit, on this host and in the emulated hosts'
-// namespaces alike: Open MPI puts each rank in a process group of its own,
-// so the tag is what finds them all. The jobs stay in the test's session:
-// Linux schedules each session as an autogroup of its own, and a memory
-// node's nice (--mn-nice) yields the cores only to compute nodes of its
-// own autogroup; a pool's compute jobs in sessions of their own ran at
-// half speed beside the serve job's MNs.
+// Every mpirun is started in a session of its own (Setsid): Open MPI puts
+// each rank in a process group of its own, but the ranks stay in mpirun's
+// session, so killing the session leaves no process behind.
 
 import (
 	"bytes"
@@ -27,7 +22,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -38,7 +32,7 @@ import (
 	"github.com/dmg-hpc/dmg/verbs/fabric"
 )
 
-// mpiProc is an mpirun of dmg, tagged (see jobTagVar).
+// mpiProc is an mpirun of dmg, started in a session of its own.
 type mpiProc struct {
 	cmd      *exec.Cmd
 	out, err *syncBuffer
@@ -48,24 +42,15 @@ type mpiProc struct {
 	code     int
 	timedOut bool
 	args     []string
-	tag      string // jobTagVar=..., in the environment of each of its processes
 }
 
-// jobTagVar is the environment variable that tags a test's job.
-const jobTagVar = "DMG_TEST_JOB"
-
-// jobTags numbers the jobs this test binary starts.
-var jobTags atomic.Int64
-
-// taggedPIDs lists the live (not zombie) processes whose environment holds
-// tag, a jobTagVar=... entry.
-func taggedPIDs(tag string) []int {
+// sessionPIDs lists the live (not zombie) processes of session sid.
+func sessionPIDs(sid int) []int {
 	ents, _ := os.ReadDir("/proc")
-	want := []byte(tag + "\x00")
 	var pids []int
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
+		if err != nil {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
@@ -77,24 +62,21 @@ func taggedPIDs(tag string) []int {
 		if i < 0 {
 			continue
 		}
-		if f := strings.Fields(s[i+1:]); len(f) < 1 || f[0] == "Z" || f[0] == "X" {
+		f := strings.Fields(s[i+1:])
+		if len(f) < 4 || f[0] == "Z" || f[0] == "X" {
 			continue
 		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err == nil && bytes.Contains(append([]byte{0}, env...), append([]byte{0}, want...)) {
+		if sess, _ := strconv.Atoi(f[3]); sess == sid {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
 }
 
-// pids lists the job's live processes: the launcher, its daemons and ranks.
-func (p *mpiProc) pids() []int { return taggedPIDs(p.tag) }
-
-// kill kills every process of the job (an mpirun and its ranks).
-func (p *mpiProc) kill() {
+// killSession kills every process of session sid (an mpirun and its ranks).
+func killSession(sid int) {
 	for i := 0; i < 50; i++ {
-		pids := p.pids()
+		pids := sessionPIDs(sid)
 		if len(pids) == 0 {
 			return
 		}
@@ -115,20 +97,20 @@ func startMPI(t *testing.T, limit time.Duration, np int, args ...string) *mpiPro
 	return startLauncher(t, limit, []string{mpitest.Mpirun(t), "-np", strconv.Itoa(np)}, mpitest.Env(), args...)
 }
 
-// startLauncher starts launcher... dmg args..., bounded by limit, tagged
-// and with env added; the test's cleanup kills whatever is left of it.
+// startLauncher starts launcher... dmg args..., bounded by limit, in a
+// session of its own with env added; the test's cleanup kills whatever is
+// left of it on this host.
 func startLauncher(t *testing.T, limit time.Duration, launcher, env []string, args ...string) *mpiProc {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	full := append(append(launcher[1:len(launcher):len(launcher)], dmgBin(t)), args...)
 	cmd := exec.CommandContext(ctx, launcher[0], full...)
-	tag := fmt.Sprintf("%s=%d.%d", jobTagVar, os.Getpid(), jobTags.Add(1))
-	cmd.Env = append(append(os.Environ(), env...), tag)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	p := &mpiProc{cmd: cmd, out: &syncBuffer{}, err: &syncBuffer{}, done: make(chan struct{}), args: args, tag: tag}
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	p := &mpiProc{cmd: cmd, out: &syncBuffer{}, err: &syncBuffer{}, done: make(chan struct{}), args: args}
 	cmd.Stdout, cmd.Stderr = p.out, p.err
 	cmd.Cancel = func() error {
-		p.kill()
+		killSession(cmd.Process.Pid)
 		return nil
 	}
 	cmd.WaitDelay = 5 * time.Second
@@ -151,7 +133,7 @@ func startLauncher(t *testing.T, limit time.Duration, launcher, env []string, ar
 		close(p.done)
 	}()
 	t.Cleanup(func() {
-		p.kill()
+		killSession(cmd.Process.Pid)
 		select {
 		case <-p.done:
 		case <-time.After(10 * time.Second):
@@ -165,7 +147,7 @@ func startLauncher(t *testing.T, limit time.Duration, launcher, env []string, ar
 // print them on SIGQUIT, and end).
 func (p *mpiProc) hung() string {
 	var b strings.Builder
-	pids := p.pids()
+	pids := sessionPIDs(p.cmd.Process.Pid)
 	for _, pid := range pids {
 		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		wchan, _ := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", pid))
@@ -377,7 +359,7 @@ func (s *served) stop(t *testing.T) {
 		t.Errorf("pool file still there after the serve job ended (stat: %v)", err)
 	}
 	time.Sleep(500 * time.Millisecond)
-	if left := s.p.pids(); len(left) > 0 {
+	if left := sessionPIDs(s.p.cmd.Process.Pid); len(left) > 0 {
 		t.Errorf("processes of the serve job left: %v", left)
 	}
 }
@@ -767,9 +749,9 @@ func TestPoolLeases(t *testing.T) {
 			h := s.startHolder(t, "g", 100000)
 			var held []int
 			if fab == "shm" {
-				held = freezeHoldingLock(t, s.file, h)
+				held = freezeHoldingLock(t, s.file, h.cmd.Process.Pid)
 			}
-			h.kill() // kill -9 of the ranks and mpirun
+			killSession(h.cmd.Process.Pid) // kill -9 of the ranks and mpirun
 			killed := time.Now()
 			if !h.wait(10 * time.Second) {
 				t.Fatalf("killed holder not reaped")
@@ -820,14 +802,14 @@ func TestPoolLeases(t *testing.T) {
 	}
 }
 
-// freezeHoldingLock stops (SIGSTOP) the processes of job h, a job
+// freezeHoldingLock stops (SIGSTOP) the processes of session sid, a job
 // computing on the shm pool of pool file f, at a moment when one of them
 // holds an MN's queue lock: it stops and resumes them until then, a
 // few tries.
-func freezeHoldingLock(t *testing.T, f *pool.File, h *mpiProc) []int {
+func freezeHoldingLock(t *testing.T, f *pool.File, sid int) []int {
 	t.Helper()
 	for try := 1; try <= 1000; try++ {
-		pids := h.pids()
+		pids := sessionPIDs(sid)
 		for _, pid := range pids {
 			syscall.Kill(pid, syscall.SIGSTOP)
 		}
@@ -912,7 +894,7 @@ func TestPoolStopUnanswered(t *testing.T) {
 			// owner).
 			time.Sleep(3 * time.Second)
 			h := s.startHolder(t, "g", 100000)
-			freezeHoldingLock(t, s.file, h)
+			freezeHoldingLock(t, s.file, h.cmd.Process.Pid)
 		}, "the provider is stuck"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -930,7 +912,7 @@ func TestPoolStopUnanswered(t *testing.T) {
 				t.Errorf("pool file still there after dmg stop ended the serve job (stat: %v)", err)
 			}
 			time.Sleep(500 * time.Millisecond)
-			if left := s.p.pids(); len(left) > 0 {
+			if left := sessionPIDs(s.p.cmd.Process.Pid); len(left) > 0 {
 				t.Errorf("processes of the serve job left: %v", left)
 			}
 		})
@@ -1078,7 +1060,7 @@ func TestPoolFaults(t *testing.T) {
 		}
 		t.Logf("run ended %v after the kill, exit %d", took.Round(time.Millisecond), h.code)
 		time.Sleep(time.Second)
-		if left := h.pids(); len(left) > 0 {
+		if left := sessionPIDs(h.cmd.Process.Pid); len(left) > 0 {
 			t.Errorf("processes of the run left: %v", left)
 		}
 	})
@@ -1119,7 +1101,7 @@ func TestPoolBadInput(t *testing.T) {
 		{"garbage pool file, load", 2, []string{"--roles", "cn:2", "load", "--pool-file", garbage, "--name", "g", "--graph", "kron:8"}, "not a pool file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel() // each a job of its own; mostly waiting
+			t.Parallel() // each in a session of its own; mostly waiting
 			p := mpi(t, 30*time.Second, tc.np, tc.args...)
 			if p.code != 2 {
 				t.Errorf("exit %d, want 2: %s", p.code, p)
@@ -1129,7 +1111,7 @@ func TestPoolBadInput(t *testing.T) {
 				t.Errorf("took %v to fail", p.elapsed)
 			}
 			time.Sleep(300 * time.Millisecond)
-			if left := p.pids(); len(left) > 0 {
+			if left := sessionPIDs(p.cmd.Process.Pid); len(left) > 0 {
 				t.Errorf("processes left behind: %v", left)
 			}
 		})

@@ -70,7 +70,7 @@ func (s *served) killAfter(t *testing.T, cn, victim, least int, name, algo strin
 	// iterations may end before a kill lands), then the victim dies and
 	// the others go on, to find it dead.
 	pid := rankPID(t, p, victim)
-	ranks := p.pids()
+	ranks := sessionPIDs(p.cmd.Process.Pid)
 	for _, r := range ranks {
 		syscall.Kill(r, syscall.SIGSTOP)
 	}
@@ -97,7 +97,7 @@ func (s *served) killAfter(t *testing.T, cn, victim, least int, name, algo strin
 func rankPID(t *testing.T, p *mpiProc, r int) int {
 	t.Helper()
 	want := []byte("OMPI_COMM_WORLD_RANK=" + strconv.Itoa(r) + "\x00")
-	for _, pid := range p.pids() {
+	for _, pid := range sessionPIDs(p.cmd.Process.Pid) {
 		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); exe != builtBinary {
 			continue
 		}
@@ -106,7 +106,7 @@ func rankPID(t *testing.T, p *mpiProc, r int) int {
 			return pid
 		}
 	}
-	t.Fatalf("no rank %d among the job's processes: %s", r, p)
+	t.Fatalf("no rank %d in the job's session: %s", r, p)
 	return 0
 }
 

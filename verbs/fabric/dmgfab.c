@@ -461,6 +461,34 @@ int64_t dmg_mn_inside(dmg_mn *m) {
 
 int dmg_mn_locked(dmg_mn *m) { return m->head ? head_locked(m->head) : -1; }
 
+// cpu_relax is a spin loop's pause.
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+// dmg_mn_lock_wait tries to take this MN's region lock for up to
+// limit_ns, as its progress would (spinning), and gives it back at once
+// when it gets it. It returns how long it tried: limit_ns or more when
+// the lock stayed taken throughout (-1: no region to try).
+int64_t dmg_mn_lock_wait(dmg_mn *m, int64_t limit_ns) {
+	if (!m->head) return -1;
+	int64_t t0 = now_ns(), dt = 0;
+	while ((dt = now_ns() - t0) < limit_ns) {
+		for (int i = 0; i < 1024; i++) {
+			if (pthread_spin_trylock(&m->head->lock) == 0) {
+				pthread_spin_unlock(&m->head->lock);
+				return now_ns() - t0;
+			}
+			cpu_relax();
+		}
+	}
+	return dt;
+}
+
 // dmg_mn_unlock frees this MN's region lock for a holder that died in it,
 // with pthread_spin_unlock: a spin lock has no owner, so any process that
 // maps it may.

@@ -66,3 +66,23 @@ func TestUnlockNeeded(t *testing.T) {
 		})
 	}
 }
+
+func TestKeepDeparted(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		inside time.Duration
+		locked int
+		want   bool
+	}{
+		{"progress stuck", 600 * time.Millisecond, 0, true},
+		{"lock taken, progress not behind it yet", 0, 1, true},
+		{"lock free, progress between calls", 0, 0, false},
+		{"region unknown, progress running", 100 * time.Millisecond, -1, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := keepDeparted(c.inside, c.locked); got != c.want {
+				t.Errorf("keepDeparted(%v, %d) = %v, want %v", c.inside, c.locked, got, c.want)
+			}
+		})
+	}
+}

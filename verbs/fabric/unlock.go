@@ -24,8 +24,9 @@ import (
 // the lock taken, and the MN's progress and every later client spin on it
 // for ever, so that no job, dmg ls nor dmg stop could reach the pool
 // again. The lock records no owner, but the MN can tell that case from any
-// other: its progress has been inside one provider call for
-// lockStuckAfter, a call that otherwise lasts microseconds; the lock is
+// other: its progress has been inside one provider call, or its own try
+// of the lock has spun, for lockStuckAfter, where a call or a try
+// otherwise lasts microseconds; the lock is
 // taken; and a process that had reached the MN is dead (its region is
 // still mapped here). The MN then frees the lock, as pthread_spin_unlock
 // would (dmgfab.c, struct smr_head), and says so.
@@ -51,16 +52,25 @@ func progressStuck(inside time.Duration) bool { return inside >= lockStuckAfter/
 
 // unlockDead frees this MN's region lock if unlockNeeded says so, given
 // how long its progress has been inside one call and the clients it maps.
+// The progress takes the lock only when it has work, so a holder killed
+// in the lock with the queue empty blocks the clients alone: when a dead
+// client is mapped and the lock is taken, the MN tries the lock itself
+// for lockStuckAfter, as its progress would, and that try is the
+// evidence instead.
 func (n *Network) unlockDead(inside time.Duration, cs []client) {
-	if !progressStuck(inside) {
-		return
-	}
 	var dead []string // their pids
 	for _, c := range cs {
 		pid, _, _, _ := verbs.ParseRuntimeName(c.name)
 		if p := strconv.Itoa(pid); c.dead && !slices.Contains(dead, p) {
 			dead = append(dead, p)
 		}
+	}
+	locked := int(C.dmg_mn_locked(n.mn))
+	if len(dead) == 0 || locked != 1 {
+		return
+	}
+	if !progressStuck(inside) {
+		inside = max(inside, time.Duration(C.dmg_mn_lock_wait(n.mn, C.int64_t(lockStuckAfter))))
 	}
 	if !unlockNeeded(inside, int(C.dmg_mn_locked(n.mn)), len(dead)) {
 		return
