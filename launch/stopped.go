@@ -114,12 +114,6 @@ func (s *stoppedWatch) run() {
 // stopped says a process is stopped: state T (by a signal) or t (traced)
 // in /proc/PID/stat.
 func stopped(pid int) bool {
-	s, ok := procState(pid)
-	return ok && (s == 'T' || s == 't')
-}
-
-// procState is a process's state letter in /proc/PID/stat.
-func procState(pid int) (byte, bool) {
 	st, err := verbs.ReadProcStat(pid)
-	return st.State, err == nil
+	return err == nil && (st.State == 'T' || st.State == 't')
 }

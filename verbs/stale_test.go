@@ -101,7 +101,7 @@ func TestZombieNotAlive(t *testing.T) {
 	if alive(pid, st.Start) {
 		t.Errorf("zombie pid %d (state %c) taken as alive", pid, st.State)
 	}
-	if Dead(formatRuntimeName(pid, st.Start, "ep0")) != true {
+	if !Dead(formatRuntimeName(pid, st.Start, "ep0")) {
 		t.Errorf("a zombie's runtime name is not dead")
 	}
 }
