@@ -138,6 +138,10 @@ func (solo) Step(err error, payload []byte) ([][]byte, error) {
 	return [][]byte{payload}, nil
 }
 
+func (solo) Close(Staging) error { return nil }
+
+func (s solo) Round(err error, payload []byte) ([][]byte, error) { return s.Step(err, payload) }
+
 func (solo) Open(bytes uint64) (Staging, error) { return byteStaging(make([]byte, bytes)), nil }
 
 // byteStaging is staging memory in a byte slice.

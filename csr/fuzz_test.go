@@ -425,7 +425,7 @@ func assemble(sh *Share) (*Share, error) {
 		return g
 	}
 	w := *sh
-	w.Graph, w.In, w.free = whole(out), whole(in), nil
+	w.Graph, w.In, w.free, w.win = whole(out), whole(in), nil, nil
 	if w.Graph == nil { // no window: an empty share
 		w.Graph = &Graph{N: n, Offsets: make([]uint64, n+1), IDs: sh.Graph.IDs, idm: sh.Graph.idm, Directed: sh.Graph.Directed}
 	}

@@ -201,6 +201,15 @@ type ShareOptions struct {
 	// batches do (LayoutConfig.BatchVertices), so that a window holds
 	// whole batches.
 	Align uint32
+	// StageBytes, if positive, bounds the edge records a staged read
+	// (OpenStaged) holds in DM at once (8 bytes an edge, 16 with
+	// weights, twice with in-rows or undirected): past it, the edges
+	// meet their owners in rounds of that many bytes, the share is
+	// windowed within them, and every CN routes each round anew in every
+	// sweep of Share.Windows, all together.
+	StageBytes int64
+
+	rounds []uint32 // a staged read's rounds of the share: its windows are cut within them
 }
 
 // OpenShare reads or generates the graph named by spec like Open, but
@@ -381,7 +390,11 @@ func finishShare(spec string, o *Options, so ShareOptions, pass func(snk sink) (
 	}
 	weighted := h.weighted && !o.Unweighted
 	v := &Graph{N: h.n, Lo: lo, Offsets: []uint64{0}, IDs: h.ids, idm: h.m, Directed: !undirected} // the vertices, no rows
-	if wins := windows(deg, in, lo, hi, weighted || o.Weighted, so); wins != nil {
+	wins := windows(deg, in, lo, hi, weighted || o.Weighted, so)
+	if so.rounds != nil {
+		wins = roundWindows(deg, in, so.rounds, weighted || o.Weighted, so)
+	}
+	if wins != nil {
 		// The rows do not fit ShareOptions.RowBytes: Share.Windows
 		// builds them a window at a time, each in a pass of its own.
 		// The kept edges cannot fit either (they hold every edge of

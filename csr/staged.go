@@ -25,6 +25,14 @@ type Stage interface {
 	// Open opens the staging memory, collectively: bytes in all, spread
 	// over the memory nodes.
 	Open(bytes uint64) (Staging, error)
+	// Close closes a staging memory Open returned, collectively, before
+	// the read's end (a staged read in rounds closes its degrees' once
+	// it has counted the rounds' records).
+	Close(Staging) error
+	// Round is a Step of the compute nodes only, which route the rounds
+	// of a staged read (rounds.go) after the memory nodes' part of it is
+	// done.
+	Round(err error, payload []byte) ([][]byte, error)
 }
 
 // Staging is the staging memory: one linear space of bytes in DM. Its
@@ -36,10 +44,6 @@ type Staging interface {
 	// Read reads len(b) bytes at off into b.
 	Read(b []byte, off uint64) error
 }
-
-// stagedSteps is how many Steps a staged read takes, the first before
-// the staging memory is open (ServeStaged takes them with the CNs).
-const stagedSteps = 8
 
 // Cutter cuts a staged read's graph into chunks by its degrees, which no
 // CN holds whole: each CN places the boundaries that fall in its slice
@@ -110,17 +114,39 @@ func ServeStaged(st Stage) error {
 	if err != nil {
 		return err
 	}
+	var rows Staging
 	if !p.placeRows(n) {
-		if _, err := st.Open(p.total); err != nil {
+		if rows, err = st.Open(p.total); err != nil {
 			return err
 		}
 	}
-	for range stagedSteps - 3 {
+	for range 3 { // 4 to 6: degrees, their sums, the cut
 		if _, err := st.Step(nil, nil); err != nil {
 			return err
 		}
 	}
-	return nil
+	if p.rounds > 1 { // the rounds' ranges
+		if _, err := st.Step(nil, nil); err != nil {
+			return err
+		}
+	}
+	if all, err = st.Step(nil, nil); err != nil { // 7: the rooms
+		return err
+	}
+	if p.rounds > 1 {
+		rooms, err := decodeCounts(all, p.cns*p.rounds)
+		if err != nil {
+			return err
+		}
+		if err := st.Close(rows); err != nil {
+			return err
+		}
+		if _, err := st.Open(p.roundBytes(layRounds(rooms, p.rounds))); err != nil {
+			return err
+		}
+	}
+	_, err = st.Step(nil, nil) // 8: round 0 routed
+	return err
 }
 
 // stageRange is what a CN tells the others, in the first Step, of its
@@ -143,6 +169,9 @@ type stageRange struct {
 	// Dense is a generator's vertex count: its ids are 0..Dense-1 and
 	// every one is a vertex, edges or not (steps 2 and 3 find nothing).
 	Dense uint64 `json:",omitempty"`
+	// StageBytes is the CN's ShareOptions.StageBytes: the least of the
+	// CNs' bounds the records routed at once (rounds.go).
+	StageBytes uint64 `json:",omitempty"`
 }
 
 // stagePlan is where a staged read puts what in the staging memory,
@@ -157,6 +186,7 @@ type stagePlan struct {
 	recBytes uint64
 	reverse  bool
 	routed   uint64 // records routed, at most
+	rounds   int    // they are routed in this many rounds (rounds.go), at least 1
 	dense    uint64 // the vertices of a generator (stageRange.Dense), else 0
 	// The ids' region (the first Open; stagedids.go), from 0.
 	localOff  []uint64 // lists: CN c's sorted ids from idBase + 8·localOff[c]
@@ -250,16 +280,44 @@ func (p *stagePlan) planDense(rs []stageRange) *stagePlan {
 }
 
 // planRouted bounds the records routed: every edge, twice with reverse,
-// and room for every CN's dropped self-loops in every chunk (room).
+// and room for every CN's dropped self-loops in every chunk (room); and
+// the rounds they take, so that a round's records fit the least of the
+// CNs' StageBytes.
 func (p *stagePlan) planRouted(rs []stageRange) {
 	p.routed = p.edges
 	if p.reverse {
 		p.routed *= 2
 	}
+	var most uint64 // bytes a round, 0: no bound
 	for _, r := range rs {
 		p.routed += uint64(p.cns) * r.Dropped
+		if r.StageBytes > 0 && (most == 0 || r.StageBytes < most) {
+			most = r.StageBytes
+		}
+	}
+	p.rounds = 1
+	if bytes := p.routed * p.recBytes; most > 0 && bytes > most {
+		p.rounds = int(min((bytes+most-1)/most, maxRounds))
 	}
 }
+
+// maxRounds bounds the rounds of a staged read: each generates or reads
+// the input again, twice (a sweep of the windows to measure them, one to
+// load them).
+const maxRounds = 64
+
+// routedBytes is the staged records' room in the rows' region: every
+// record routed, or none when a region of their own holds a round at a
+// time (roundBytes).
+func (p *stagePlan) routedBytes() uint64 {
+	if p.rounds > 1 {
+		return 0
+	}
+	return p.routed * p.recBytes
+}
+
+// roundBytes is the size of the rounds' region of l.
+func (p *stagePlan) roundBytes(l *roundLayout) uint64 { return max(1, l.recs*p.recBytes) }
 
 // vertices is step 3's counts of ids, a slice's per CN, and the number
 // of vertices, or the error of more than MaxVertices.
@@ -279,17 +337,24 @@ func (p *stagePlan) vertices(all [][]byte) ([]uint64, uint32, error) {
 
 // rowsBytes is the size of the rows' region for n vertices.
 func (p *stagePlan) rowsBytes(n uint32) uint64 {
-	return 8*uint64(n)*uint64((p.cns+1)*p.arrays) + p.routed*p.recBytes
+	return 8*uint64(n)*uint64((p.cns+1)*p.arrays) + p.routedBytes()
 }
 
 // firstBytes is the size of the first Open: the ids' region and room
-// for the rows' of nBound vertices.
-func (p *stagePlan) firstBytes() uint64 { return p.idBytes + p.rowsBytes(p.nBound) }
+// for the rows' of nBound vertices; in rounds, the ids' region alone
+// (the rows' is closed once the rounds are laid out).
+func (p *stagePlan) firstBytes() uint64 {
+	if p.rounds > 1 {
+		return max(1, p.idBytes)
+	}
+	return p.idBytes + p.rowsBytes(p.nBound)
+}
 
 // placeRows plans the rows' region for n vertices, and says whether it
-// is in the first Open (else it is a second one's, from 0).
+// is in the first Open (else it is a second one's, from 0: always in
+// rounds).
 func (p *stagePlan) placeRows(n uint32) bool {
-	first := n <= p.nBound
+	first := n <= p.nBound && p.rounds == 1
 	p.n = n
 	p.locBase = 0
 	if first {
@@ -491,7 +556,7 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 	}
 	in := &stagedInput{o: &o, rc: rc}
 	undirected := o.Undirected
-	r := stageRange{File: spec, Arrays: 1, Reverse: undirected || so.In}
+	r := stageRange{File: spec, Arrays: 1, Reverse: undirected || so.In, StageBytes: uint64(max(so.StageBytes, 0))}
 	if so.In && !undirected {
 		r.Arrays = 3 // out-, in-degrees and kept self-loops
 	} else if undirected {
@@ -550,21 +615,42 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 	if all, err = st.Step(err, placed); err != nil {
 		return nil, nil, err
 	}
-	// Steps 7 and 8: the edges, to their owners; with its edges kept, a
-	// CN keeps those of its own chunk (it reads them from its kept ones).
+	// Steps 7 and 8: the edges, to their owners (in rounds, the first);
+	// with its edges kept, a CN keeps those of its own chunk (it reads
+	// them from its kept ones).
 	bounds, err := s.cut(cut, all)
-	var room []byte
+	wantIn := so.In && !undirected
+	var lo, hi uint32
+	var deg, inDeg []uint64
 	if err == nil {
 		s.local, s.bounds = in.kept.ok(), owners(bounds)
+		lo, hi = bounds[cn], bounds[cn+1]
+		deg, inDeg, err = s.chunkDegrees(lo, hi, undirected, wantIn)
+	}
+	// With rounds, every CN cuts its chunk into them and tells the others
+	// (a Step of its own, which an error takes instead).
+	if s.rounds, err = s.cutRounds(st, deg, inDeg, so.Align, err); p.rounds > 1 && err != nil {
+		return nil, nil, err
+	}
+	var room []byte
+	if err == nil {
 		var rm []uint64
-		if rm, err = s.room(bounds, r.Dropped); err == nil {
+		if rm, err = s.room(r.Dropped); err == nil {
 			room, err = json.Marshal(rm)
 		}
 	}
 	if all, err = st.Step(err, room); err != nil {
 		return nil, nil, err
 	}
-	sent, err := s.route(all, bounds)
+	rooms, err := decodeCounts(all, cns*p.rounds) // as the MNs decode them
+	if err != nil {
+		return nil, nil, err
+	}
+	err = s.layRounds(st, rooms)
+	var sent []uint64
+	if err == nil {
+		sent, err = s.route(0)
+	}
 	var sp []byte
 	if err == nil {
 		sp, err = json.Marshal(sent)
@@ -572,22 +658,15 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 	if all, err = st.Step(err, sp); err != nil {
 		return nil, nil, err
 	}
-	got, err := decodeCounts(all, cns)
-	if err != nil {
+	if err = s.received(all, 0); err != nil {
 		return nil, nil, err
-	}
-	for c := range s.runs {
-		s.runs[c][1] = got[c][cn]
 	}
 	keep = s.local
 	if !keep {
 		in.kept.free()
 	}
-	wantIn := so.In && !undirected
-	lo, hi := bounds[cn], bounds[cn+1]
-	deg, inDeg, err := s.chunkDegrees(lo, hi, undirected, wantIn)
-	if err != nil {
-		return nil, nil, err
+	if p.rounds > 1 {
+		so.rounds = s.rounds.bounds[cn]
 	}
 	meta := in.meta(p.edges)
 	h := &header{n: p.n, directed: true, weighted: in.weighted, meta: meta} // the ids: m
@@ -596,6 +675,9 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 		return nil, nil, err
 	}
 	sh.ids = m
+	if p.rounds > 1 {
+		sh.win.sweep = s.rounds
+	}
 	if keep = keep && sh.Windowed(); keep { // its windows read their kept edges
 		sh.free = in.kept.free
 	}
@@ -742,6 +824,12 @@ type staged struct {
 	// but read from its kept edges (bounds tells which they are).
 	local  bool
 	bounds owners
+	// rounds, lay: the chunks' rounds and where the records of each go
+	// (rounds.go); edges: the memory they are routed to, from ebase.
+	rounds *stageRounds
+	lay    *roundLayout
+	edges  Staging
+	ebase  uint64
 }
 
 // stageIO is how many bytes a staged read moves per Read or Write.
@@ -992,15 +1080,16 @@ func (b owners) of(v uint64) int {
 	return lo
 }
 
-// room is step 7: how many records this CN may send each chunk of
-// bounds, from its own degree counts (read back, a piece at a time, from
-// where step 4 wrote them): the out-edges of the chunk's vertices, with
-// reverse their in-edges too (an edge inside the chunk goes once but
-// counts twice), and the self-loops the policy drops (dropped, routed
-// for their count).
-func (s *staged) room(bounds []uint32, dropped uint64) ([]uint64, error) {
-	p := s.p
-	room := make([]uint64, p.cns)
+// room is step 7: how many records this CN may send each chunk's each
+// round (rounds.go; one round: the chunk), from its own degree counts
+// (read back, a piece at a time, from where step 4 wrote them): the
+// out-edges of the round's vertices, with reverse their in-edges too (an
+// edge inside the round goes once but counts twice), and the self-loops
+// the policy drops (dropped, routed for their count). Chunk o's round k
+// is entry o·R+k.
+func (s *staged) room(dropped uint64) ([]uint64, error) {
+	p, x := s.p, s.rounds
+	room := make([]uint64, p.cns*x.r)
 	arrays := 1
 	if p.reverse {
 		arrays = 2
@@ -1008,24 +1097,25 @@ func (s *staged) room(bounds []uint32, dropped uint64) ([]uint64, error) {
 	buf := make([]uint64, min(stageIO/8, uint64(s.p.n)))
 	for a := range arrays {
 		base := p.locBase + 8*uint64(p.n)*uint64(s.cn*p.arrays+a)
-		for o := range room {
-			for v := uint64(bounds[o]); v < uint64(bounds[o+1]); {
-				b := buf[:min(uint64(len(buf)), uint64(bounds[o+1])-v)]
+		for i := range room {
+			rb := x.bounds[i/x.r]
+			for v, end := uint64(rb[i%x.r]), uint64(rb[i%x.r+1]); v < end; {
+				b := buf[:min(uint64(len(buf)), end-v)]
 				if err := readWords(s.mem, b, base+8*v, nil); err != nil {
 					return nil, err
 				}
-				for _, x := range b {
-					room[o] += x
+				for _, w := range b {
+					room[i] += w
 				}
 				v += uint64(len(b))
 			}
 		}
 	}
-	for o := range room {
-		room[o] += dropped
-	}
-	if s.local {
-		room[s.cn] = 0
+	for i := range room {
+		room[i] += dropped
+		if s.local && i/x.r == s.cn {
+			room[i] = 0
+		}
 	}
 	return room, nil
 }
@@ -1067,58 +1157,105 @@ func (r *router) flush(o int) {
 		if r.sent[o]+k > r.room[o] {
 			r.err = errors.Errorf("csr: %s changed while it was read (more edges for chunk %d than counted)", r.s.spec, o)
 		} else {
-			p := r.s.p
-			r.err = r.s.mem.Write(p.edgeBase+p.recBytes*(r.at[o]+r.sent[o]), r.bufs[o][:r.fill[o]])
+			r.err = r.s.edges.Write(r.s.ebase+r.s.p.recBytes*(r.at[o]+r.sent[o]), r.bufs[o][:r.fill[o]])
 		}
 	}
 	r.sent[o] += k
 	r.fill[o] = 0
 }
 
-// route is step 8: this CN's edges, written to their chunks' regions
-// (chunk o's holds every CN's room for it, CN 0's first). It returns how
-// many records it sent each chunk.
-func (s *staged) route(all [][]byte, bounds []uint32) ([]uint64, error) {
+// cutRounds is the rounds of every chunk: with one, the chunks (bounds);
+// with more, this CN cuts its own (deg and in, its chunk's degrees) and
+// every CN learns every CN's in a Step, which takes err (an earlier
+// error) if there is one.
+func (s *staged) cutRounds(st Stage, deg, in []uint64, align uint32, err error) (*stageRounds, error) {
 	p := s.p
-	rooms, err := decodeCounts(all, p.cns)
+	x := &stageRounds{s: s, st: st, r: p.rounds, bounds: make([][]uint32, p.cns)}
+	if p.rounds == 1 {
+		for o := range x.bounds {
+			if err == nil {
+				x.bounds[o] = []uint32{s.bounds[o], s.bounds[o+1]}
+			}
+		}
+		return x, err
+	}
+	if align == 0 {
+		align = 1024
+	}
+	var payload []byte
+	if err == nil {
+		payload, err = json.Marshal(cutRounds(deg, in, s.bounds[s.cn], s.bounds[s.cn+1], p.rounds, align))
+	}
+	all, err := st.Step(err, payload)
 	if err != nil {
 		return nil, err
 	}
-	r := &router{s: s, rec: int(p.recBytes), bufs: make([][]byte, p.cns), fill: make([]int, p.cns),
-		at: make([]uint64, p.cns), room: make([]uint64, p.cns), sent: make([]uint64, p.cns)}
-	s.runs = s.runs[:0]
-	var off uint64
-	for o := range p.cns {
-		for c := range p.cns {
-			if c == s.cn {
-				r.at[o], r.room[o] = off, rooms[c][o]
-			}
-			if o == s.cn {
-				s.runs = append(s.runs, [2]uint64{off, 0})
-			}
-			off += rooms[c][o]
+	if x.bounds, err = decodeAll[[]uint32](all, "rounds"); err != nil {
+		return nil, err
+	}
+	for o, b := range x.bounds {
+		if len(b) != p.rounds+1 || !slices.IsSorted(b) || b[0] != s.bounds[o] || b[p.rounds] != s.bounds[o+1] {
+			return nil, errors.Errorf("csr: CN %d's rounds %v do not cut its chunk [%d, %d) in %d", o, b, s.bounds[o], s.bounds[o+1], p.rounds)
 		}
 	}
-	if off*p.recBytes > p.total-p.edgeBase {
-		return nil, errors.Errorf("csr: %s: %d records for the staging memory's %d", s.spec, off, (p.total-p.edgeBase)/p.recBytes)
+	return x, nil
+}
+
+// layRounds lays the rounds out from every CN's rooms (step 7) and opens
+// their region: the rows' region's end with one round, else a staging
+// memory of its own, which every round uses anew.
+func (s *staged) layRounds(st Stage, rooms [][]uint64) error {
+	p := s.p
+	s.lay = layRounds(rooms, p.rounds)
+	if p.rounds > 1 { // the degrees' region is read: the rounds' takes its place
+		if err := st.Close(s.mem); err != nil {
+			return err
+		}
+		var err error
+		s.mem, s.ebase = nil, 0
+		s.edges, err = st.Open(p.roundBytes(s.lay))
+		return err
 	}
-	for o := range r.bufs {
+	s.edges, s.ebase = s.mem, p.edgeBase
+	if s.lay.recs*p.recBytes > p.total-p.edgeBase {
+		return errors.Errorf("csr: %s: %d records for the staging memory's %d", s.spec, s.lay.recs, (p.total-p.edgeBase)/p.recBytes)
+	}
+	return nil
+}
+
+// route is step 8 for round k (rounds.go; with one round, every edge):
+// this CN's edges of the round, written to their chunks' regions (chunk
+// o's holds every CN's room for it, CN 0's first). It returns how many
+// records it sent each chunk.
+func (s *staged) route(k int) ([]uint64, error) {
+	p, x, l := s.p, s.rounds, s.lay
+	r := &router{s: s, rec: int(p.recBytes), bufs: make([][]byte, p.cns), fill: make([]int, p.cns),
+		at: make([]uint64, p.cns), room: make([]uint64, p.cns), sent: make([]uint64, p.cns)}
+	for o := range p.cns {
+		r.at[o], r.room[o] = l.at[s.cn][o*x.r+k], l.rooms[s.cn][o*x.r+k]
 		r.bufs[o] = make([]byte, max(1, min(stageRecs, r.room[o]))*uint64(r.rec))
 	}
-	ow, reverse := owners(bounds), p.reverse
+	ow, reverse := s.bounds, p.reverse
 	self := -1 // the chunk whose edges stay here
 	if s.local {
 		self = s.cn
 	}
-	_, err = batches(func(snk sink) (*header, error) { return nil, s.in.send(snk) }, func(es []edgeRec) {
+	round := func(o int, v uint64) int { return 0 }
+	if x.r > 1 {
+		round = func(o int, v uint64) int { return roundOf(x.bounds[o], v) }
+	}
+	_, err := batches(func(snk sink) (*header, error) { return nil, s.in.send(snk) }, func(es []edgeRec) {
 		for _, e := range es {
 			a := ow.of(e.s)
-			if a != self {
+			ka := round(a, e.s)
+			if a != self && ka == k {
 				r.put(a, e)
 			}
-			if reverse {
-				if b := ow.of(e.d); b != a && b != self {
-					r.put(b, e)
+			if reverse { // once more to the destination's (chunk, round), if another
+				if b := ow.of(e.d); b != self {
+					if kb := round(b, e.d); kb == k && (b != a || kb != ka) {
+						r.put(b, e)
+					}
 				}
 			}
 		}
@@ -1130,6 +1267,21 @@ func (s *staged) route(all [][]byte, bounds []uint32) ([]uint64, error) {
 		err = r.err
 	}
 	return r.sent, err
+}
+
+// received is step 8's end for round k: where every CN's records for
+// this CN's chunk are, from the counts they sent (all).
+func (s *staged) received(all [][]byte, k int) error {
+	got, err := decodeCounts(all, s.p.cns)
+	if err != nil {
+		return err
+	}
+	x := s.rounds
+	s.runs = s.runs[:0]
+	for c := range s.p.cns {
+		s.runs = append(s.runs, [2]uint64{s.lay.at[c][s.cn*x.r+k], got[c][s.cn]})
+	}
+	return nil
 }
 
 // decodeCounts decodes every CN's payload of one number per chunk.
@@ -1149,14 +1301,14 @@ func (s *staged) pass(snk sink) (*header, error) {
 	rec := s.p.recBytes
 	spans := make([][2]uint64, len(s.runs))
 	for i, run := range s.runs {
-		spans[i] = [2]uint64{s.p.edgeBase + rec*run[0], rec * run[1]}
+		spans[i] = [2]uint64{s.ebase + rec*run[0], rec * run[1]}
 	}
 	var own func() // the kept edges of this chunk, while the first read runs
 	if s.local {
 		own = func() { s.sendOwn(snk) }
 	}
 	recs := make([]edgeRec, 0, batchEdges)
-	err := readAhead(s.mem, spans, stageIO/rec*rec, own, func(b []byte, _ uint64) error {
+	err := readAhead(s.edges, spans, stageIO/rec*rec, own, func(b []byte, _ uint64) error {
 		for len(b) > 0 {
 			e := edgeRec{s: uint64(binary.LittleEndian.Uint32(b)), d: uint64(binary.LittleEndian.Uint32(b[4:])), w: 1}
 			if rec == 16 {

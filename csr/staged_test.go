@@ -17,27 +17,40 @@ import (
 )
 
 // memStage is a Stage in memory for cns CN goroutines and mns MN ones:
-// its steps are a barrier that hands every rank the CNs' payloads, its
-// staging memory one byte slice.
+// its steps are a barrier that hands every rank the CNs' payloads (its
+// rounds one of the CNs only), its staging memory one byte slice.
 type memStage struct {
 	cns, mns int
+	steps    *memBarrier
+	rounds   *memBarrier
 	mu       sync.Mutex
-	cond     *sync.Cond
-	gen      int
-	arrived  int
-	errs     []error
-	pays     [][]byte
-	out      [][]byte // the last step's CN payloads
-	failed   int      // the last step's first failing rank, or -1
-	msg      string
 	mem      []byte
 	opens    int
 }
 
 func newMemStage(cns, mns int) *memStage {
-	s := &memStage{cns: cns, mns: mns, errs: make([]error, cns+mns), pays: make([][]byte, cns+mns)}
-	s.cond = sync.NewCond(&s.mu)
-	return s
+	return &memStage{cns: cns, mns: mns, steps: newMemBarrier(cns, cns+mns), rounds: newMemBarrier(cns, cns)}
+}
+
+// memBarrier is a step of n ranks that hands each the first cns ranks'
+// payloads, or the first failing rank's error.
+type memBarrier struct {
+	cns, n  int
+	mu      sync.Mutex
+	cond    *sync.Cond
+	gen     int
+	arrived int
+	errs    []error
+	pays    [][]byte
+	out     [][]byte // the last step's CN payloads
+	failed  int      // the last step's first failing rank, or -1
+	msg     string
+}
+
+func newMemBarrier(cns, n int) *memBarrier {
+	b := &memBarrier{cns: cns, n: n, errs: make([]error, n), pays: make([][]byte, n)}
+	b.cond = sync.NewCond(&b.mu)
+	return b
 }
 
 // rank is rank r's view (CNs first).
@@ -49,12 +62,34 @@ type memRank struct {
 }
 
 func (m *memRank) Step(err error, payload []byte) ([][]byte, error) {
-	s := m.s
+	return m.s.steps.step(m.r, err, payload)
+}
+
+// Close poisons the memory, which no rank may read again.
+func (m *memRank) Close(mem Staging) error {
+	if b, ok := mem.(byteStaging); ok {
+		m.s.mu.Lock()
+		defer m.s.mu.Unlock()
+		for i := range b {
+			b[i] = 0xa5
+		}
+	}
+	return nil
+}
+
+func (m *memRank) Round(err error, payload []byte) ([][]byte, error) {
+	if m.r >= m.s.cns {
+		return nil, errors.Errorf("rank %d is an MN, which takes no round", m.r)
+	}
+	return m.s.rounds.step(m.r, err, payload)
+}
+
+func (s *memBarrier) step(r int, err error, payload []byte) ([][]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.errs[m.r], s.pays[m.r] = err, slices.Clone(payload)
+	s.errs[r], s.pays[r] = err, slices.Clone(payload)
 	gen := s.gen
-	if s.arrived++; s.arrived == s.cns+s.mns {
+	if s.arrived++; s.arrived == s.n {
 		s.failed, s.msg = -1, ""
 		for r, e := range s.errs {
 			if e != nil {
@@ -208,6 +243,15 @@ func TestStagedMatchesShare(t *testing.T) {
 		{"kron undirected windows", "kron:13", Options{Undirected: true, Weighted: true}, ShareOptions{RowBytes: 60_000, Align: 4}},
 		{"uniform drop loops keep dups", "uniform:3000:200000", Options{SelfLoops: DropSelfLoops, Duplicates: KeepDuplicates}, ShareOptions{In: true}},
 		{"uniform mostly isolated", "uniform:100000:1000", Options{}, ShareOptions{In: true}},
+		// Rounds (StageBytes): the edges meet their owners a range of
+		// every chunk at a time, each round routed anew in every sweep of
+		// the windows, from kept, spilled or generated edges.
+		{"kron rounds", "kron:13", Options{KeepBytes: -1}, ShareOptions{In: true, StageBytes: 400_000, Align: 4}},
+		{"kron rounds and windows", "kron:13", Options{KeepBytes: -1, Weighted: true}, ShareOptions{In: true, RowBytes: 60_000, StageBytes: 900_000, Align: 4}},
+		{"kron undirected rounds", "kron:13", Options{Undirected: true}, ShareOptions{StageBytes: 300_000, Align: 4}},
+		{"el rounds", el, Options{}, ShareOptions{In: true, StageBytes: 3000, Align: 4}},
+		{"sparse wel rounds nothing kept", swel, Options{KeepBytes: -1}, ShareOptions{In: true, StageBytes: 5000, Align: 2}},
+		{"el out-rows rounds", el, Options{SelfLoops: DropSelfLoops}, ShareOptions{StageBytes: 2000}},
 	} {
 		cnsList, cuts := []int{1, 2, 3, 5}, []string{"even", "lopsided", "balanced"}
 		if testing.Short() { // -race in CI: two CN counts, one cut each
@@ -228,6 +272,9 @@ func TestStagedMatchesShare(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					if c.so.StageBytes > 0 {
+						shares = sweepRounds(t, shares)
+					}
 					for k, sh := range shares {
 						want, wmeta, err := OpenShareWith(c.path, c.o, c.so, func(deg []uint64) (uint32, uint32, error) {
 							if cut == "balanced" { // the same cut from the whole degrees
@@ -239,6 +286,9 @@ func TestStagedMatchesShare(t *testing.T) {
 							}
 							return sh.Lo, sh.Hi, nil
 						})
+						if err == nil && c.so.StageBytes > 0 { // as sh is (sweepRounds)
+							want, err = assemble(want)
+						}
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -333,6 +383,44 @@ func mappedInputs(t *testing.T, suffix, el, wel string, id func(uint64) uint64) 
 		}
 	}
 	return out[0], out[1]
+}
+
+// sweepRounds assembles the windows of every CN's share (in rounds,
+// they take them together), twice, as a job measures and then loads
+// them: the sweeps must agree.
+func sweepRounds(t *testing.T, shares []*Share) []*Share {
+	t.Helper()
+	out := make([][2]*Share, len(shares))
+	errs := make([]error, len(shares))
+	var wg sync.WaitGroup
+	for k, sh := range shares {
+		wg.Go(func() {
+			for i := range 2 {
+				if out[k][i], errs[k] = assemble(sh); errs[k] != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	whole := make([]*Share, len(shares))
+	for k, sh := range shares {
+		if sh.win == nil || sh.win.sweep == nil || sh.win.sweep.r < 2 {
+			t.Fatalf("CN %d: the share is not read in rounds", k)
+		}
+		if errs[k] != nil {
+			t.Fatalf("CN %d: %v", k, errs[k])
+		}
+		if !shares[k].Windowed() {
+			t.Fatalf("CN %d: a share in rounds is not windowed", k)
+		}
+		a, b := out[k][0], out[k][1]
+		if !reflect.DeepEqual(rowsOf(a.Graph), rowsOf(b.Graph)) || !reflect.DeepEqual(rowsOf(a.In), rowsOf(b.In)) {
+			t.Fatalf("CN %d: two sweeps of the rounds differ", k)
+		}
+		whole[k] = b
+	}
+	return whole
 }
 
 // sameShare fails unless the staged share got is want: rows (assembled

@@ -15,6 +15,7 @@ type windowed struct {
 	counted bool // meta holds the dropped self-loops and duplicates; sym is known
 	sym     bool // every window's in-rows are its out-rows
 	kept    *builtWindow
+	sweep   *stageRounds // a staged read's rounds, routed as the windows need them
 
 	undirected, dropLoops, weighted bool
 }
@@ -61,6 +62,15 @@ func windows(deg, in []uint64, lo, hi uint32, weighted bool, so ShareOptions) []
 	return append(bounds, hi)
 }
 
+// Rounds is how many rounds a staged read routed the share's edges in
+// (ShareOptions.StageBytes): 1 for any other share.
+func (s *Share) Rounds() int {
+	if s.win == nil || s.win.sweep == nil {
+		return 1
+	}
+	return s.win.sweep.r
+}
+
 // Windowed reports whether the share builds its rows window by window
 // (ShareOptions.RowBytes): then Graph and In hold no rows, only the
 // vertices (N, IDs, Directed), and Windows builds them.
@@ -81,11 +91,24 @@ func (s *Share) Windowed() bool { return s.win != nil }
 // complete call of a windowed share adds the self-loops and duplicates
 // its builds drop to the Meta OpenShareWith returned. An error of f
 // stops the windows and is returned.
+//
+// A staged read's share in rounds (ShareOptions.StageBytes) routes them
+// as its windows need them, with every other CN: every CN must sweep its
+// share's windows as often as the others, at the same time.
 func (s *Share) Windows(f func(g, in *Graph, lo, hi uint32) error) error {
 	w := s.win
 	if w == nil {
 		return f(s.Graph, s.In, s.Lo, s.Hi)
 	}
+	if w.sweep == nil {
+		return w.windows(s, f)
+	}
+	w.sweep.begin()
+	return w.sweep.end(w.windows(s, f))
+}
+
+// windows is Windows of a windowed share.
+func (w *windowed) windows(s *Share, f func(g, in *Graph, lo, hi uint32) error) error {
 	var todo []int // the windows to build, in order; the last is kept
 	kept := w.kept
 	w.kept = nil
@@ -105,6 +128,11 @@ func (s *Share) Windows(f func(g, in *Graph, lo, hi uint32) error) error {
 	sym := w.undirected || w.wantIn
 	for j, i := range todo {
 		lo, hi := w.bounds[i], w.bounds[i+1]
+		if w.sweep != nil {
+			if err := w.sweep.at(lo, hi); err != nil {
+				return err
+			}
+		}
 		g, in, l, d, err := w.build(s.Graph, s.Degrees[lo-s.Lo:hi-s.Lo], lo, hi, s.Lo)
 		if err != nil {
 			return err

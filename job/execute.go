@@ -189,7 +189,10 @@ func (x *execution) read() error {
 		return err
 	}
 	if x.stg != nil {
-		x.out.StagedBytes = x.stg.bytes()
+		x.out.StagedBytes = x.stg.most
+	}
+	if x.sh != nil {
+		x.out.StagedRounds = x.sh.Rounds()
 	}
 	return nil
 }

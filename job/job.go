@@ -61,6 +61,9 @@ type Config struct {
 	// RowBytes bounds the rows a CN builds at once
 	// (csr.ShareOptions.RowBytes, at least MinRowBytes); 0: no bound.
 	RowBytes int64
+	// StageBytes bounds the edges a staged read holds in DM at once
+	// (csr.ShareOptions.StageBytes: past it, rounds); 0: no bound.
+	StageBytes int64
 	// LoadProgress, if set, is called as this CN loads its chunk.
 	LoadProgress func(dmstore.LoadProgress)
 	// ReadProgress, if set, is told how many bytes of its range of the
@@ -130,10 +133,12 @@ type Outcome struct {
 	IndexBytes, ListBytes uint64
 	Packed                bool
 	Load                  *dmstore.LoadReport // this CN's loading
-	// StagedBytes is the staging memory the CNs' staged read of a text
-	// edge list used in DM (csr.OpenStaged); 0 when every CN read the
-	// whole input.
-	StagedBytes uint64
+	// StagedBytes is the most staging memory the CNs' staged read of a
+	// generator or a text edge list held in DM at once (csr.OpenStaged);
+	// 0 when every CN read the whole input. StagedRounds is how many
+	// rounds its edges took (csr.Share.Rounds).
+	StagedBytes  uint64
+	StagedRounds int
 	// CNMem is the CNs' budget (Config.CNMem).
 	CNMem      uint64
 	Layout     *dmstore.Layout
@@ -543,7 +548,7 @@ func prepare(cfg *Config, alg algo.Algorithm, wantIn bool, out *Outcome, w *spmd
 		out.PartS = time.Since(t).Seconds()
 		return chunks[w.Index], chunks[w.Index+1], nil
 	}
-	so := csr.ShareOptions{In: wantIn, RowBytes: cfg.RowBytes, Align: uint32(cfg.Layout.BatchVertices), Progress: cfg.ReadProgress}
+	so := csr.ShareOptions{In: wantIn, RowBytes: cfg.RowBytes, StageBytes: cfg.StageBytes, Align: uint32(cfg.Layout.BatchVertices), Progress: cfg.ReadProgress}
 	var sh *csr.Share
 	var meta *csr.Meta
 	var err error

@@ -18,6 +18,7 @@ type stage struct {
 	w    *spmd.World
 	open func(verbs.Config) (verbs.Network, error)
 	mems []*stageMem
+	most uint64 // the most bytes open at once
 }
 
 // stageMem is one staging memory: a network whose pools stripe its
@@ -30,7 +31,7 @@ type stageMem struct {
 	bytes uint64 // its size (Open)
 }
 
-// bytes is the size of the staging memories opened.
+// bytes is the size of the staging memories open.
 func (s *stage) bytes() uint64 {
 	var n uint64
 	for _, m := range s.mems {
@@ -68,6 +69,19 @@ func (s *stage) Step(err error, payload []byte) ([][]byte, error) {
 	return out, nil
 }
 
+// Round is a Step of the CNs only (their role's communicator).
+func (s *stage) Round(err error, payload []byte) ([][]byte, error) {
+	all, xerr := spmd.Exchange(s.w.Group, err, payload)
+	var pe *spmd.PeerError
+	switch {
+	case errors.As(xerr, &pe):
+		return nil, errors.Errorf("job: CN %d failed: %s", pe.Rank, pe.Msg)
+	case xerr != nil && xerr != err:
+		return nil, errors.Wrap(xerr, "job: a round of the staged read")
+	}
+	return all, xerr
+}
+
 func (s *stage) Open(bytes uint64) (csr.Staging, error) {
 	m := uint64(s.w.Roles.MN)
 	units := (bytes + stageUnit - 1) / stageUnit
@@ -81,6 +95,7 @@ func (s *stage) Open(bytes uint64) (csr.Staging, error) {
 	}
 	mem := &stageMem{w: s.w, net: net, bytes: bytes}
 	s.mems = append(s.mems, mem)
+	s.most = max(s.most, s.bytes())
 	if s.w.Role != spmd.CN {
 		return mem, nil
 	}
@@ -133,6 +148,17 @@ func (s *stageMem) Read(b []byte, off uint64) error {
 	return ep.Flush()
 }
 
+// Close closes one staging memory, collectively, before the others.
+func (s *stage) Close(mem csr.Staging) error {
+	for i, m := range s.mems {
+		if csr.Staging(m) == mem {
+			s.mems = append(s.mems[:i], s.mems[i+1:]...)
+			return m.close()
+		}
+	}
+	return errors.New("job: closing a staging memory not open")
+}
+
 // close closes the staging memories (collectively, those opened), the
 // last opened first.
 func (s *stage) close() error {
@@ -141,14 +167,18 @@ func (s *stage) close() error {
 	}
 	var first error
 	for i := len(s.mems) - 1; i >= 0; i-- {
-		m := s.mems[i]
-		for _, ep := range m.all {
-			ep.Close()
-		}
-		if err := m.net.Close(); err != nil && first == nil {
+		if err := s.mems[i].close(); err != nil && first == nil {
 			first = err
 		}
 	}
 	s.mems = nil
 	return first
+}
+
+// close closes the memory's endpoints and its network.
+func (m *stageMem) close() error {
+	for _, ep := range m.all {
+		ep.Close()
+	}
+	return m.net.Close()
 }

@@ -192,6 +192,14 @@ func (s *fileStage) Step(err error, payload []byte) ([][]byte, error) {
 	return s.x.step(err, payload)
 }
 
+// Close and Round: a conversion stages its ids only, never edges in
+// rounds (csr.ShareOptions.StageBytes).
+func (s *fileStage) Close(csr.Staging) error { return nil }
+
+func (s *fileStage) Round(error, []byte) ([][]byte, error) {
+	return nil, errors.New("launch: a conversion stages no rounds of edges")
+}
+
 func (s *fileStage) Open(bytes uint64) (csr.Staging, error) {
 	if !s.root {
 		f, err := joinFile(s.x, os.O_RDWR)

@@ -45,6 +45,7 @@ type runFlags struct {
 	workers     int
 	mnMem       string
 	loadMem     string
+	stageMem    string
 	cnMem       string
 	fabric      string
 	cxlDir      string
@@ -86,6 +87,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&r.engine.Batch, "batch", d.Batch, "vertices per task claimed by a worker (at most one loading batch)")
 	fs.StringVar(&r.mnMem, "mn-mem", "", "pool size of each memory node, e.g. 8GiB (default: what the graph and mailboxes need plus 64 KiB)")
 	fs.StringVar(&r.cnMem, "cn-mem", "1GiB", "a compute node's memory budget (`SIZE`) for the graph: its chunk's vertex state (28 B a vertex) must fit it; loading takes half (--load-mem) and the value pull's word per vertex of the graph is taken only while it fits the other half; the report gives the CNs' peak RSS beside it")
+	fs.StringVar(&r.stageMem, "stage-mem", "", "the edges a staged read (of a generator or a text edge list, 2 or more CNs) holds on the memory nodes at once (`SIZE`; 8 B an edge, 16 weighted, twice with in-rows or undirected): past it they meet their owners in rounds, at most 64, each generating or reading the CN's part of the input again in both sweeps of the windows (default: a quarter of this host's memory; 0: no bound)")
 	fs.StringVar(&r.loadMem, "load-mem", "", "a compute node's loading memory, part of --cn-mem (default: half of it): it keeps up to `SIZE` of a generated graph's, a text edge list's or Graphalytics graph's parsed edges (8 B per edge, 16 with weights) from its first pass for the later ones, which otherwise parse the input again, or in a staged read of a text edge list read them from the memory nodes, where the CN spills them (0 keeps nothing), and builds its share's rows (4 B per edge, 12 with weights) whole if they fit SIZE (at least 1MiB), else window by window, each window costing two more passes over the input")
 	fs.BoolVar(&r.noStage, "no-stage", false, "every compute node parses the whole text edge list (or generates the whole graph), instead of each its byte range (its blocks) with the edges meeting their owners in staging memory on the memory nodes (with 2 or more compute nodes)")
 	fs.StringVar(&r.fabric, "fabric", "", fabricUsage)
@@ -211,6 +213,9 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 	cfg.Csr.HostReaders = j.HostCNs()
 	cfg.NoStage = r.noStage
 	cfg.RowBytes = max(int64(b), job.MinRowBytes)
+	if cfg.StageBytes, err = r.stageBytes(); err != nil {
+		return cfg, err
+	}
 	if b == 0 {
 		cfg.Csr.KeepBytes = -1 // keep nothing
 	}
@@ -348,6 +353,15 @@ func (r *runFlags) budgets(j *Job, cfg *job.Config) (uint64, error) {
 		err = BadInputf("launch: --load-mem %s is more than --cn-mem %s; expected at most the budget it is part of", r.loadMem, r.cnMem)
 	}
 	return load, err
+}
+
+// stageBytes is --stage-mem's bound on the edges staged at once.
+func (r *runFlags) stageBytes() (int64, error) {
+	if r.stageMem == "" {
+		return int64(sizes.This().Memory / 4), nil
+	}
+	b, err := sizeFlag("stage-mem", r.stageMem, "4GiB or 0", 1<<62)
+	return int64(b), err
 }
 
 // check checks every numeric flag on its own, so the message names the one
@@ -555,13 +569,15 @@ type runReport struct {
 	// LoadWindows is how many windows CN 0 built its share in (--load-mem;
 	// 1: whole).
 	LoadWindows int `json:"load_windows"`
-	// LoadStagedBytes is the staging memory in DM through which the CNs,
-	// each parsing its byte range of a text edge list, sent the edges to
-	// their owners (0: every CN read the whole input).
-	LoadStagedBytes uint64 `json:"load_staged_bytes"`
-	Command         string `json:"command"`
-	Algo            string `json:"algo"`
-	Graph           struct {
+	// LoadStagedBytes is the most staging memory in DM at once through
+	// which the CNs, each parsing its byte range of a text edge list or
+	// generating its blocks, sent the edges to their owners (0: every CN
+	// read the whole input), in LoadStagedRounds rounds (--stage-mem).
+	LoadStagedBytes  uint64 `json:"load_staged_bytes"`
+	LoadStagedRounds int    `json:"load_staged_rounds,omitempty"`
+	Command          string `json:"command"`
+	Algo             string `json:"algo"`
+	Graph            struct {
 		Name     string `json:"name"`
 		Vertices uint64 `json:"vertices"`
 		Edges    uint64 `json:"edges"`
@@ -687,7 +703,7 @@ func newRunReport(j *Job, out *job.Outcome) *runReport {
 	if out.Load != nil {
 		r.LoadWindows = out.Load.Windows
 	}
-	r.LoadStagedBytes = out.StagedBytes
+	r.LoadStagedBytes, r.LoadStagedRounds = out.StagedBytes, out.StagedRounds
 	r.Balance.Imbalance = out.Imbalance
 	r.Balance.TailRatio, r.Balance.Steals, r.Balance.HubDegree = out.Result.TailRatio, out.Result.Steals, out.Result.HubDegree
 	r.Iterations = out.Result.Iterations
@@ -752,6 +768,9 @@ func (r *runReport) print(j *Job) {
 	}
 	if r.LoadStagedBytes > 0 {
 		win += ", staged through " + humanize.IBytes(r.LoadStagedBytes) + " of DM"
+		if r.LoadStagedRounds > 1 {
+			win += fmt.Sprintf(" in %d rounds", r.LoadStagedRounds)
+		}
 	}
 	if r.Pool != nil {
 		how := "in the pool"

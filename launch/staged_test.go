@@ -59,7 +59,9 @@ func writeFile(t *testing.T, dir, name string, b []byte) string {
 // DM), and the serial verifier accepts them. The unweighted graph's ids
 // are too sparse for a bitmap (they meet as sorted lists), the weighted
 // one's are not. A generated graph is staged too (each CN generates its
-// blocks), its dense ids never mapped.
+// blocks), its dense ids never mapped. Past --stage-mem, the edges meet
+// their owners in rounds, each routed again in both sweeps of the
+// windows: from a generator's blocks and from spilled text.
 func TestStagedRead(t *testing.T) {
 	if testing.Short() {
 		t.Skip("mpirun integration test")
@@ -73,15 +75,21 @@ func TestStagedRead(t *testing.T) {
 		algos         []string
 		mem           string
 		gen           string // a generator, else the edge lists
+		stage         string // --stage-mem, if set: rounds
 	}{
-		{"cn:2,mn:1", "shm", 3, []string{"bfs", "sssp"}, "1GiB", ""},
-		{"cn:3,mn:2", "tcp", 5, []string{"pagerank", "wcc"}, "0", ""},
-		{"cn:3,mn:1", "shm", 4, []string{"sssp", "pagerank"}, "1GiB", "kron:13"},
+		{"cn:2,mn:1", "shm", 3, []string{"bfs", "sssp"}, "1GiB", "", ""},
+		{"cn:3,mn:2", "tcp", 5, []string{"pagerank", "wcc"}, "0", "", ""},
+		{"cn:3,mn:1", "shm", 4, []string{"sssp", "pagerank"}, "1GiB", "kron:13", ""},
+		{"cn:3,mn:2", "tcp", 5, []string{"pagerank"}, "1MiB", "kron:13", "256KiB"},
+		{"cn:2,mn:1", "shm", 3, []string{"wcc"}, "0", "", "64KiB"},
 	} {
 		for _, a := range c.algos {
 			name := c.roles + "/" + c.fabric + "/" + a
 			if c.gen != "" {
 				name += "/" + c.gen
+			}
+			if c.stage != "" {
+				name += "/rounds"
 			}
 			t.Run(name, func(t *testing.T) {
 				graph := el
@@ -95,18 +103,22 @@ func TestStagedRead(t *testing.T) {
 				for i, flags := range [][]string{{"--verify"}, {"--no-stage"}} {
 					out, js := filepath.Join(dir, fmt.Sprintf("%s-%d.out", a, i)), filepath.Join(dir, fmt.Sprintf("%s-%d.json", a, i))
 					args := append([]string{"--roles", c.roles, "--json", js, "run", "--fabric", c.fabric, "--algo", a, "--graph", graph, "--out", out, "--load-mem", c.mem}, flags...)
+					if c.stage != "" {
+						args = append(args, "--stage-mem", c.stage)
+					}
 					res := mpitest.Exec(t, c.np, nil, dmgBin(t), args...)
 					if res.ExitCode != 0 {
 						t.Fatalf("%v: exit %d\n%s%s", flags, res.ExitCode, res.Stdout, res.Stderr)
 					}
 					var rep struct {
 						Staged uint64 `json:"load_staged_bytes"`
+						Rounds int    `json:"load_staged_rounds"`
 					}
 					if err := readJSON(js, &rep); err != nil {
 						t.Fatal(err)
 					}
-					if (rep.Staged > 0) != (i == 0) {
-						t.Fatalf("%v: %d bytes staged", flags, rep.Staged)
+					if (rep.Staged > 0) != (i == 0) || (rep.Rounds > 1) != (i == 0 && c.stage != "") {
+						t.Fatalf("%v: %d bytes staged in %d rounds", flags, rep.Staged, rep.Rounds)
 					}
 					if i == 0 && !strings.Contains(res.Stdout, "verified: the serial verifier accepts the result") {
 						t.Fatalf("no verification line:\n%s", res.Stdout)

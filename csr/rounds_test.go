@@ -1,0 +1,120 @@
+package csr
+
+import (
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestCutRounds(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		deg, in  []uint64
+		lo       uint32
+		r        int
+		align    uint32
+		want     []uint32
+		wantRecs []uint64 // records in each round
+	}{
+		{"even", []uint64{1, 1, 1, 1}, nil, 10, 2, 1, []uint32{10, 12, 14}, []uint64{2, 2}},
+		{"in-degrees count", []uint64{4, 0, 0, 0}, []uint64{0, 0, 0, 4}, 0, 2, 1, []uint32{0, 1, 4}, []uint64{4, 4}},
+		{"aligned", []uint64{1, 1, 1, 1, 1, 1, 1, 1}, nil, 0, 4, 2, []uint32{0, 2, 4, 6, 8}, []uint64{2, 2, 2, 2}},
+		{"a hub fills rounds", []uint64{9, 1, 1, 1}, nil, 0, 3, 1, []uint32{0, 1, 1, 4}, []uint64{9, 0, 3}},
+		{"more rounds than steps", []uint64{1, 1, 1}, nil, 0, 5, 2, []uint32{0, 2, 2, 2, 3, 3}, []uint64{2, 0, 0, 1, 0}},
+		{"no edges", []uint64{0, 0, 0}, nil, 5, 2, 1, []uint32{5, 6, 8}, []uint64{0, 0}},
+		{"empty chunk", nil, nil, 7, 3, 4, []uint32{7, 7, 7, 7}, []uint64{0, 0, 0}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			hi := c.lo + uint32(len(c.deg))
+			got := cutRounds(c.deg, c.in, c.lo, hi, c.r, c.align)
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("cutRounds = %v, want %v", got, c.want)
+			}
+			for k := range c.r {
+				var recs uint64
+				for v := got[k]; v < got[k+1]; v++ {
+					recs += c.deg[v-c.lo]
+					if c.in != nil {
+						recs += c.in[v-c.lo]
+					}
+					if r := roundOf(got, uint64(v)); r != k {
+						t.Fatalf("roundOf(%d) = %d, want %d", v, r, k)
+					}
+				}
+				if recs != c.wantRecs[k] {
+					t.Fatalf("round %d holds %d records, want %d", k, recs, c.wantRecs[k])
+				}
+			}
+		})
+	}
+}
+
+func TestLayRounds(t *testing.T) {
+	// Two CNs, two chunks, two rounds: rooms[c][o·2+k].
+	rooms := [][]uint64{{1, 2, 3, 4}, {5, 6, 7, 8}}
+	l := layRounds(rooms, 2)
+	// Round 0: chunk 0 from CN 0 (1), CN 1 (5); chunk 1 from CN 0 (3),
+	// CN 1 (7): 16. Round 1: 2, 6, 4, 8: 20.
+	want := [][]uint64{{0, 0, 6, 8}, {1, 2, 9, 12}}
+	if !slices.EqualFunc(l.at, want, slices.Equal) || l.recs != 20 {
+		t.Fatalf("at %v, largest round %d; want %v, 20", l.at, l.recs, want)
+	}
+}
+
+func TestRoundWindows(t *testing.T) {
+	deg := []uint64{10, 10, 10, 10, 0, 0}
+	so := ShareOptions{RowBytes: 80, Align: 1}
+	// Rounds [0, 3) and [3, 6) of the share [0, 6); 4 B an edge: 80 B is
+	// two vertices.
+	if got, want := roundWindows(deg, nil, []uint32{0, 3, 6}, false, so), []uint32{0, 2, 3, 6}; !slices.Equal(got, want) {
+		t.Fatalf("windows %v, want %v", got, want)
+	}
+	if got, want := roundWindows(deg, nil, []uint32{0, 6, 6}, false, ShareOptions{}), []uint32{0, 6}; !slices.Equal(got, want) {
+		t.Fatalf("no RowBytes: windows %v, want %v", got, want)
+	}
+	if got, want := roundWindows(nil, nil, []uint32{4, 4, 4}, false, so), []uint32{4, 4}; !slices.Equal(got, want) {
+		t.Fatalf("an empty share: windows %v, want %v", got, want)
+	}
+}
+
+// A CN whose sweep fails in rounds hands its error to the others at
+// their next round: no CN waits for it.
+func TestRoundsFailure(t *testing.T) {
+	for _, at := range []int{0, 1, 3} { // the failing CN's window
+		shares, _, err := stagedShares(t, "kron:12", Options{KeepBytes: -1}, ShareOptions{In: true, StageBytes: 200_000, RowBytes: 40_000, Align: 4}, 3, 2, "balanced", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		boom := errors.New("boom")
+		errs := make([]error, len(shares))
+		var wg sync.WaitGroup
+		for k, sh := range shares {
+			wg.Go(func() {
+				i := 0
+				errs[k] = sh.Windows(func(g, in *Graph, lo, hi uint32) error {
+					if i++; k == 1 && i > at {
+						return boom
+					}
+					return nil
+				})
+			})
+		}
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("window %d: a CN still waits 20 s after CN 1 failed", at)
+		}
+		if !errors.Is(errs[1], boom) {
+			t.Fatalf("window %d: CN 1's error %v, want boom", at, errs[1])
+		}
+		for k, err := range errs {
+			if k != 1 && err == nil && shares[k].win.sweep.routed != shares[k].win.sweep.r {
+				t.Fatalf("window %d: CN %d ended its sweep early without an error", at, k)
+			}
+		}
+	}
+}
