@@ -98,6 +98,16 @@ func cutRounds(deg, in []uint64, lo, hi uint32, r int, align uint32) []uint32 {
 // rounds before it passed over), as owners finds a chunk.
 func roundOf(bounds []uint32, v uint64) int { return owners(bounds).of(v) }
 
+// parts is every chunk's rounds in one table, as owners: entry o·r+k is
+// chunk o's round k (chunks and their rounds are consecutive ranges).
+func (x *stageRounds) parts() owners {
+	t := make(owners, 0, len(x.bounds)*x.r+1)
+	for _, b := range x.bounds {
+		t = append(t, b[:x.r]...)
+	}
+	return append(t, x.bounds[len(x.bounds)-1][x.r])
+}
+
 // roundWindows cuts the share's rounds (bounds, from the share's Lo)
 // into windows of so.RowBytes (windows), a round that fits being one
 // window: at least one window, empty if the share is.
