@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -413,6 +414,11 @@ func (x *execution) load() error {
 	}
 	out.LoadS = x.loadRead.Seconds() + time.Since(x.t2).Seconds()
 	x.sh, x.facts = nil, chunkFacts{} // the CNs compute from DM only
+	// The load's heap (the chunk's degrees, the last window's rows) is
+	// garbage now: collect it and give its pages back, so that the next
+	// collection comes at twice the compute's live heap, not twice the
+	// load's, and the compute's state reuses its pages.
+	debug.FreeOSMemory()
 	out.Layout = x.layouts.Out
 	if !cfg.LoadOnly {
 		return nil
