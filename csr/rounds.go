@@ -24,9 +24,8 @@ type stageRounds struct {
 	st     Stage
 	r      int
 	bounds [][]uint32 // chunk o's round k is [bounds[o][k], bounds[o][k+1])
-	lay    *roundLayout
-	routed int // rounds routed so far: the region holds round (routed-1) mod r
-	target int // the routed count this sweep ends at
+	routed int        // rounds routed so far: the region holds round (routed-1) mod r
+	target int        // the routed count this sweep ends at
 }
 
 // roundLayout places every CN's records for every chunk in a round's

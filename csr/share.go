@@ -212,6 +212,14 @@ type ShareOptions struct {
 	rounds []uint32 // a staged read's rounds of the share: its windows are cut within them
 }
 
+// align is the windows' granularity: Align, or 1024.
+func (so ShareOptions) align() uint32 {
+	if so.Align == 0 {
+		return 1024
+	}
+	return so.Align
+}
+
 // OpenShare reads or generates the graph named by spec like Open, but
 // keeps only one part of it: after a first pass that counts every vertex's
 // out-degree, part chooses the vertex range [lo, hi) to keep (the caller's
@@ -390,9 +398,11 @@ func finishShare(spec string, o *Options, so ShareOptions, pass func(snk sink) (
 	}
 	weighted := h.weighted && !o.Unweighted
 	v := &Graph{N: h.n, Lo: lo, Offsets: []uint64{0}, IDs: h.ids, idm: h.m, Directed: !undirected} // the vertices, no rows
-	wins := windows(deg, in, lo, hi, weighted || o.Weighted, so)
+	var wins []uint32
 	if so.rounds != nil {
 		wins = roundWindows(deg, in, so.rounds, weighted || o.Weighted, so)
+	} else {
+		wins = windows(deg, in, lo, hi, weighted || o.Weighted, so)
 	}
 	if wins != nil {
 		// The rows do not fit ShareOptions.RowBytes: Share.Windows

@@ -631,7 +631,7 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 	}
 	// With rounds, every CN cuts its chunk into them and tells the others
 	// (a Step of its own, which an error takes instead).
-	if s.rounds, err = s.cutRounds(st, deg, inDeg, so.Align, err); p.rounds > 1 && err != nil {
+	if s.rounds, err = s.cutRounds(st, deg, inDeg, err); p.rounds > 1 && err != nil {
 		return nil, nil, err
 	}
 	var room []byte
@@ -1170,23 +1170,21 @@ func (r *router) flush(o int) {
 // with more, this CN cuts its own (deg and in, its chunk's degrees) and
 // every CN learns every CN's in a Step, which takes err (an earlier
 // error) if there is one.
-func (s *staged) cutRounds(st Stage, deg, in []uint64, align uint32, err error) (*stageRounds, error) {
+func (s *staged) cutRounds(st Stage, deg, in []uint64, err error) (*stageRounds, error) {
 	p := s.p
 	x := &stageRounds{s: s, st: st, r: p.rounds, bounds: make([][]uint32, p.cns)}
 	if p.rounds == 1 {
-		for o := range x.bounds {
-			if err == nil {
-				x.bounds[o] = []uint32{s.bounds[o], s.bounds[o+1]}
-			}
+		if err != nil {
+			return nil, err
 		}
-		return x, err
-	}
-	if align == 0 {
-		align = 1024
+		for o := range x.bounds {
+			x.bounds[o] = []uint32{s.bounds[o], s.bounds[o+1]}
+		}
+		return x, nil
 	}
 	var payload []byte
 	if err == nil {
-		payload, err = json.Marshal(cutRounds(deg, in, s.bounds[s.cn], s.bounds[s.cn+1], p.rounds, align))
+		payload, err = json.Marshal(cutRounds(deg, in, s.bounds[s.cn], s.bounds[s.cn+1], p.rounds, s.so.align()))
 	}
 	all, err := st.Step(err, payload)
 	if err != nil {

@@ -32,10 +32,7 @@ func windows(deg, in []uint64, lo, hi uint32, weighted bool, so ShareOptions) []
 	if weighted {
 		per += 8
 	}
-	align := uint64(so.Align)
-	if align == 0 {
-		align = 1024
-	}
+	align := uint64(so.align())
 	budget := uint64(so.RowBytes)
 	bounds := []uint32{lo}
 	var used, total uint64

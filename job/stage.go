@@ -1,6 +1,8 @@
 package job
 
 import (
+	"fmt"
+
 	"github.com/pkg/errors"
 
 	"github.com/dmg-hpc/dmg/csr"
@@ -51,16 +53,12 @@ const stageUnit = 1 << 20
 const stageEndpoints = 1
 
 func (s *stage) Step(err error, payload []byte) ([][]byte, error) {
-	all, xerr := spmd.Exchange(s.w.Comm, err, payload)
-	var pe *spmd.PeerError
-	switch {
-	case errors.As(xerr, &pe):
-		role, i := s.w.Roles.Of(pe.Rank)
-		return nil, errors.Errorf("job: rank %d (%s %d) failed: %s", pe.Rank, role, i, pe.Msg)
-	case xerr != nil && xerr != err:
-		return nil, errors.Wrap(xerr, "job: a step of the staged read")
-	case xerr != nil:
-		return nil, xerr
+	all, err := exchange(s.w.Comm, err, payload, "a step", func(r int) string {
+		role, i := s.w.Roles.Of(r)
+		return fmt.Sprintf("rank %d (%s %d)", r, role, i)
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := make([][]byte, s.w.Roles.CN)
 	for c := range out {
@@ -71,15 +69,25 @@ func (s *stage) Step(err error, payload []byte) ([][]byte, error) {
 
 // Round is a Step of the CNs only (their role's communicator).
 func (s *stage) Round(err error, payload []byte) ([][]byte, error) {
-	all, xerr := spmd.Exchange(s.w.Group, err, payload)
+	return exchange(s.w.Group, err, payload, "a round", func(r int) string { return fmt.Sprintf("CN %d", r) })
+}
+
+// exchange is spmd.Exchange over c for the staged read's step what: a
+// peer's error names the peer (who names rank r of c), an error of the
+// exchange itself says what failed, and this rank's own err comes back
+// as it is.
+func exchange(c spmd.Comm, err error, payload []byte, what string, who func(r int) string) ([][]byte, error) {
+	all, xerr := spmd.Exchange(c, err, payload)
 	var pe *spmd.PeerError
 	switch {
 	case errors.As(xerr, &pe):
-		return nil, errors.Errorf("job: CN %d failed: %s", pe.Rank, pe.Msg)
+		return nil, errors.Errorf("job: %s failed: %s", who(pe.Rank), pe.Msg)
 	case xerr != nil && xerr != err:
-		return nil, errors.Wrap(xerr, "job: a round of the staged read")
+		return nil, errors.Wrapf(xerr, "job: %s of the staged read", what)
+	case xerr != nil:
+		return nil, xerr
 	}
-	return all, xerr
+	return all, nil
 }
 
 func (s *stage) Open(bytes uint64) (csr.Staging, error) {
