@@ -1,7 +1,6 @@
 package csr
 
 import (
-	"math"
 	"math/bits"
 	"strconv"
 	"strings"
@@ -183,13 +182,26 @@ func (r *blockRNG) next() uint64 {
 	return z ^ (z >> 31)
 }
 
-var (
-	// thresholds as 32-bit fixed point, as in Graph500's
-	// kronecker_generator.m: i-bit set with probability C+D, then j-bit with
-	// probability B/(A+B) or D/(C+D).
-	kronAB    = uint32(math.Round((kronA + kronB) * (1 << 32)))
-	kronANorm = uint32(math.Round(kronA / (kronA + kronB) * (1 << 32)))
-	kronCNorm = uint32(math.Round(kronC / (1 - (kronA + kronB)) * (1 << 32)))
+// The initiator's quadrants as 15-bit fixed-point bounds on one uniform
+// draw u: [0, kronT1) is A, (i, j) = (0, 0); [kronT1, kronT2) is B, (0, 1);
+// [kronT2, kronT3) is C, (1, 0); the rest D, (1, 1). The probabilities are
+// within 2^-16 of A, B, C and D. TestKronQuadrants checks them.
+const (
+	kronT1 = 18678 // A·2^15, rounded
+	kronT2 = 24904 // (A+B)·2^15
+	kronT3 = 31130 // (A+B+C)·2^15
+)
+
+// A 64-bit draw holds four 16-bit lanes, one level each: a lane's low 15
+// bits are its u, its top bit a guard. Setting the guards and subtracting
+// a bound from every lane at once leaves a lane's guard set exactly when
+// its u is at least the bound (no lane borrows from the next).
+const (
+	kronLanes = 0x0001_0001_0001_0001
+	kronGuard = 0x8000 * kronLanes
+	// kronGather moves the bits at 0, 16, 32 and 48 to 48, 49, 50 and 51
+	// in one multiplication (no two partial products meet).
+	kronGather = 1<<48 | 1<<33 | 1<<18 | 1<<3
 )
 
 // edge draws one edge.
@@ -199,50 +211,49 @@ func (gs GenSpec) edge(sc *scrambler, r *blockRNG) (uint32, uint32) {
 		d, _ := bits.Mul64(r.next(), gs.N)
 		return uint32(s), uint32(d)
 	}
-	// Branch-free: each bit is a coin flip the CPU cannot predict.
-	var i, j uint64
-	for l := uint64(0); l < gs.Scale; l++ {
-		x := r.next()
-		ib := b2u(uint32(x) > kronAB)
-		t := kronANorm + uint32(ib)*(kronCNorm-kronANorm)
-		i |= ib << l
-		j |= b2u(uint32(x>>32) > t) << l
-	}
+	i, j := kronQuadrants(r, gs.Scale)
 	return uint32(sc.apply(i)), uint32(sc.apply(j))
 }
 
-// b2u is 1 for true, 0 for false (a SETcc, not a branch).
-func b2u(b bool) uint64 {
-	var u uint64
-	if b {
-		u = 1
+// kronQuadrants draws the unscrambled endpoints of one Kronecker edge: at
+// each of scale levels a quadrant of the initiator, whose row is a bit of
+// i and whose column a bit of j. Four levels come from each 64-bit draw,
+// with no branch: j's bit is set in B and D, where u ≥ T1 xor u ≥ T2 xor
+// u ≥ T3.
+func kronQuadrants(r *blockRNG, scale uint64) (i, j uint64) {
+	for l := uint64(0); l < scale; l += 4 {
+		x := r.next()&^kronGuard | kronGuard
+		ge1 := (x - kronT1*kronLanes) >> 15 & kronLanes
+		ge2 := (x - kronT2*kronLanes) >> 15 & kronLanes
+		ge3 := (x - kronT3*kronLanes) >> 15 & kronLanes
+		i |= (ge2 * kronGather >> 48 & 0xf) << l
+		j |= ((ge1 ^ ge2 ^ ge3) * kronGather >> 48 & 0xf) << l
 	}
-	return u
+	mask := uint64(1)<<scale - 1
+	return i & mask, j & mask
 }
 
 // scrambler is a seeded bijection on [0, 2^scale): Graph500 permutes
-// vertex labels so that vertex ids carry no degree information.
+// vertex labels so that vertex ids carry no degree information. Each step
+// is invertible on scale bits: a multiplication by an odd number carries
+// the low bits up, a right xorshift by half the width brings the high ones
+// down, an addition rotates the whole range.
 type scrambler struct {
-	scale, mask, k0, k1, k2 uint64
+	mask, half, k0, k1, k2 uint64
 }
 
 func newScrambler(scale, seed uint64) scrambler {
-	return scrambler{scale: scale, mask: uint64(1)<<scale - 1,
+	return scrambler{mask: uint64(1)<<scale - 1, half: (scale + 1) / 2,
 		k0: splitmix64(seed^0x5eed0) | 1, k1: splitmix64(seed^0x5eed1) | 1, k2: splitmix64(seed ^ 0x5eed2)}
 }
 
 func (s *scrambler) apply(v uint64) uint64 {
-	if s.scale == 0 {
-		return 0
-	}
-	sh := 64 - s.scale
-	v = (v * s.k0) & s.mask
-	v = bits.Reverse64(v) >> sh
-	v = (v + s.k2) & s.mask
-	v ^= v >> (s.scale/2 + 1)
-	v = (v * s.k1) & s.mask
-	v = bits.Reverse64(v) >> sh
-	v = (v * s.k0) & s.mask
+	v = v * s.k0 & s.mask
+	v ^= v >> s.half
+	v = (v + s.k2) * s.k1 & s.mask
+	v ^= v >> s.half
+	v = v * s.k0 & s.mask
+	v ^= v >> s.half
 	return v
 }
 

@@ -1,6 +1,7 @@
 package csr
 
 import (
+	"math"
 	"reflect"
 	"slices"
 	"testing"
@@ -106,6 +107,50 @@ func TestKronShape(t *testing.T) {
 	// Few duplicates at this density, but some.
 	if meta.DroppedDuplicates == 0 || meta.DroppedDuplicates > meta.InputEdges/4 {
 		t.Errorf("dropped %d duplicates of %d", meta.DroppedDuplicates, meta.InputEdges)
+	}
+}
+
+// TestKronQuadrants checks the fixed-point bounds against the initiator's
+// probabilities, and that the draws follow them at every level: each
+// level's quadrant of a Kronecker edge is A, B, C or D with probabilities
+// 0.57, 0.19, 0.19 and 0.05, independently of the others.
+func TestKronQuadrants(t *testing.T) {
+	for _, c := range []struct {
+		bound uint64
+		p     float64
+	}{{kronT1, kronA}, {kronT2, kronA + kronB}, {kronT3, kronA + kronB + kronC}} {
+		if want := uint64(math.Round(c.p * (1 << 15))); c.bound != want {
+			t.Errorf("bound %d, want %d (%g of 2^15)", c.bound, want, c.p)
+		}
+	}
+	const scale, draws = 26, 200000
+	var count [scale][4]int
+	var pairs [4][4]int // levels 1 and 2: two quadrants of one 64-bit draw
+	r := blockRNG{s: 5}
+	for range draws {
+		i, j := kronQuadrants(&r, scale)
+		q := func(l int) int { return int(i>>l&1)<<1 | int(j>>l&1) }
+		for l := range scale {
+			count[l][q(l)]++
+		}
+		pairs[q(1)][q(2)]++
+	}
+	p := [4]float64{kronA, kronB, kronC, 1 - kronA - kronB - kronC}
+	for l := range scale {
+		for k, n := range count[l] {
+			// 6 standard deviations of a binomial count.
+			if sd := math.Sqrt(draws * p[k] * (1 - p[k])); math.Abs(float64(n)-draws*p[k]) > 6*sd {
+				t.Errorf("level %d: quadrant %d drawn %d times in %d, want about %.0f", l, k, n, draws, draws*p[k])
+			}
+		}
+	}
+	for a := range 4 {
+		for b := range 4 {
+			want := draws * p[a] * p[b]
+			if sd := math.Sqrt(want); math.Abs(float64(pairs[a][b])-want) > 6*sd+1 {
+				t.Errorf("levels 1 and 2: quadrants (%d, %d) drawn %d times, want about %.0f (independent)", a, b, pairs[a][b], want)
+			}
+		}
 	}
 }
 
