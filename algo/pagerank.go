@@ -13,6 +13,7 @@
 package algo
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/pkg/errors"
@@ -71,8 +72,43 @@ func pageRankAlgorithm() Algorithm {
 		Verify: func(g *csr.Graph, p Params, vals []uint64) error {
 			return VerifyPageRank(g, p.Iterations, p.Damping, Floats(vals))
 		},
-		Output: floatOutput(KindPR),
+		Output:   floatOutput(KindPR),
+		Sampled:  func(p Params, s *Sample) (string, error) { return CheckPageRankSample(p.Damping, s) },
+		SampleAt: func(p Params) int { return p.Iterations - 1 },
 	}
+}
+
+// CheckPageRankSample checks a sample of a PageRank run too large for
+// VerifyPageRank: the ranks sum to 1 (within pageRankSumTolerance), and
+// each sampled vertex's final rank is PR_T(v), recomputed from the ranks
+// PR_{T-1} of its in-neighbours, their out-degrees and the dangling mass
+// D_{T-1} as the sample read them (within PageRankTolerance, relative).
+// It returns what it checked.
+func CheckPageRankSample(damping float64, s *Sample) (string, error) {
+	if math.Abs(s.Sum-1) > pageRankSumTolerance {
+		return "", errors.Errorf("algo: PageRank ranks sum to %.15g, want 1 (within %g)", s.Sum, pageRankSumTolerance)
+	}
+	n := float64(s.N)
+	worst := 0.0
+	for i := range s.Vertices {
+		sum := 0.0
+		for k := s.Off[i]; k < s.Off[i+1]; k++ {
+			if s.Degrees[k] == 0 {
+				return "", errors.Errorf("algo: PageRank vertex %d's in-neighbour (dense id %d) has out-degree 0 (corrupt store)", s.IDs[i], s.In[k])
+			}
+			sum += math.Float64frombits(s.Values[k]) / float64(s.Degrees[k])
+		}
+		want := (1-damping)/n + damping*(sum+s.Dangling/n)
+		got := math.Float64frombits(s.Final[i])
+		rel := math.Abs(got-want) / want
+		if !(rel <= PageRankTolerance) {
+			return "", errors.Errorf("algo: PageRank vertex %d has rank %.17g, want %.17g from its %d in-neighbours (relative tolerance %g)",
+				s.IDs[i], got, want, s.Off[i+1]-s.Off[i], PageRankTolerance)
+		}
+		worst = max(worst, rel)
+	}
+	return fmt.Sprintf("ranks sum to 1 within %.1e; %d vertices (%d in-edges) recomputed from their in-lists on DM, within %.1e relative",
+		math.Abs(s.Sum-1), len(s.Vertices), len(s.In), worst), nil
 }
 
 // PageRankTolerance is the relative difference VerifyPageRank allows between

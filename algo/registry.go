@@ -62,6 +62,34 @@ type Algorithm struct {
 	Verify func(g *csr.Graph, p Params, vals []uint64) error
 	// Output turns value words into the Graphalytics output of g.
 	Output func(g *csr.Graph, vals []uint64) (*Output, error)
+	// Sampled checks a result too large for one process to verify whole
+	// (--verify on a graph past rank 0's budget): it reads a Sample of the
+	// run, taken before iteration SampleAt(p) (the run's end when past
+	// its last), and returns what it checked. nil: the kernel has no
+	// sampled check, and --verify needs the whole graph.
+	Sampled  func(p Params, s *Sample) (string, error)
+	SampleAt func(p Params) int
+}
+
+// Sample is what a sampled check (Algorithm.Sampled) reads of a run: a
+// few vertices' final values and, as the graph on DM held them at the
+// sample's iteration, their in-neighbours, those neighbours' values and
+// out-degrees, and the iteration's dangling mass (Spec.Dangling). Sum
+// is every final value summed (float kernels).
+type Sample struct {
+	N uint32
+	// Vertices are dense ids, IDs the same vertices' external ids.
+	Vertices []uint32
+	IDs      []uint64
+	Final    []uint64
+	// Vertex i's in-neighbours are In[Off[i]:Off[i+1]], with their values
+	// Values[Off[i]:Off[i+1]] and out-degrees Degrees[Off[i]:Off[i+1]].
+	Off      []int
+	In       []uint32
+	Values   []uint64
+	Degrees  []uint32
+	Dangling float64
+	Sum      float64
 }
 
 // Params are the parameters of one run.

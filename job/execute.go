@@ -75,6 +75,7 @@ type execution struct {
 	eps      []verbs.Endpoint
 	puller   verbs.Endpoint
 	degrees  []uint32
+	sample   bool // --verify by a sample (verify.go)
 }
 
 func (x *execution) phase(i int) {
@@ -259,6 +260,11 @@ func (x *execution) settle() error {
 		x.shape.Multiset, x.shape.Triangles = s.Reduce == algo.Multiset, s.Triangles
 	}
 	out.Vertices, out.Edges = x.shape.Vertices, x.shape.Edges
+	if cfg.KeepGraph && !cfg.LoadOnly {
+		if x.sample, err = bySample(cfg, x.alg, out); err != nil {
+			return x.agree(err) // every rank knows the same
+		}
+	}
 	out.Workers, out.NICProfile = cfg.Engine.Workers*cfg.Engine.Inflight, cfg.Engine.Profile.Name
 	out.Mode, out.Ablations = cfg.Engine.Mode, ablations(*cfg)
 	x.loadRead = time.Since(x.t0)
@@ -437,13 +443,21 @@ func (x *execution) load() error {
 func (x *execution) compute() error {
 	cfg, w := x.cfg, x.w
 	x.phase(phaseCompute)
-	if err := compute(w, x.net, x.st, x.eps, x.puller, x.degrees, cfg, x.alg, x.out); err != nil {
+	var probe *rank.Probe
+	if x.sample {
+		probe = newProbe(x.alg, x.out, x.top)
+	}
+	if err := compute(w, x.net, x.st, x.eps, x.puller, x.degrees, cfg, x.alg, x.out, probe); err != nil {
 		return err
 	}
 	x.done, x.closed = true, true
 	x.live.close()
 	err := x.net.Close()
-	if err == nil && cfg.KeepGraph && w.Rank() == 0 {
+	switch {
+	case err != nil || w.Rank() != 0:
+	case x.sample:
+		x.out.Sample, err = sampleOf(probe, x.out)
+	case cfg.KeepGraph:
 		x.out.Graph, err = wholeGraph(cfg, x.alg)
 	}
 	return x.agree(err)

@@ -117,11 +117,14 @@ type Outcome struct {
 	Vertices   uint64
 	Edges      uint64
 	Graph      *csr.Graph // rank 0: the vertices (N, IDs); the whole graph with KeepGraph
-	Result     *rank.Result
-	Chunks     []uint32
-	Imbalance  float64
-	MNPool     []uint64 // pool bytes per MN
-	MNUsed     []uint64 // bytes of graph, reverse adjacency and regions per MN
+	// Sample is rank 0's sample of the run for a sampled check, where
+	// KeepGraph asked for one and the whole graph is past CNMem.
+	Sample    *algo.Sample
+	Result    *rank.Result
+	Chunks    []uint32
+	Imbalance float64
+	MNPool    []uint64 // pool bytes per MN
+	MNUsed    []uint64 // bytes of graph, reverse adjacency and regions per MN
 	// InBytes is the reverse adjacency's bytes per MN (directed graphs the
 	// engine pulls on; nil when the graph is symmetric or not needed).
 	InBytes      []uint64
@@ -183,9 +186,9 @@ func (cfg *Config) numMN(w *spmd.World) int {
 }
 
 // compute runs the kernel on the store (the last phase) into out.
-func compute(w *spmd.World, net verbs.Network, st *rank.Store, eps []verbs.Endpoint, puller verbs.Endpoint, degrees []uint32, cfg *Config, alg algo.Algorithm, out *Outcome) error {
+func compute(w *spmd.World, net verbs.Network, st *rank.Store, eps []verbs.Endpoint, puller verbs.Endpoint, degrees []uint32, cfg *Config, alg algo.Algorithm, out *Outcome, probe *rank.Probe) error {
 	ecfg := cfg.Engine
-	ecfg.Program = alg.New(out.Params)
+	ecfg.Program, ecfg.Probe = alg.New(out.Params), probe
 	res, err := rank.Run(w, net, st, eps, puller, degrees, ecfg)
 	if err != nil {
 		return err

@@ -157,6 +157,16 @@ func runOnPool(w *spmd.World, cfg Config) (*Outcome, error) {
 	if w.Rank() == 0 {
 		out.Graph = g
 	}
+	var probe *rank.Probe
+	if cfg.KeepGraph {
+		sample, err := bySample(&cfg, alg, out)
+		if err := agree(err); err != nil {
+			return nil, err
+		}
+		if sample {
+			probe = newProbe(alg, out, st.Top)
+		}
+	}
 
 	phase(phaseLayout)
 	// The engine's regions, in extents of this job's own.
@@ -200,7 +210,7 @@ func runOnPool(w *spmd.World, cfg Config) (*Outcome, error) {
 		return nil, err
 	}
 	phase(phaseCompute)
-	if err := compute(w, net, stor, eps, puller, degrees, &cfg, alg, out); err != nil {
+	if err := compute(w, net, stor, eps, puller, degrees, &cfg, alg, out, probe); err != nil {
 		return nil, err
 	}
 	if w.Rank() == 0 && pr.ckpt >= 0 {
@@ -212,7 +222,11 @@ func runOnPool(w *spmd.World, cfg Config) (*Outcome, error) {
 			err = rerr
 		}
 	}
-	if err == nil && cfg.KeepGraph && w.Rank() == 0 {
+	switch {
+	case err != nil || w.Rank() != 0:
+	case probe != nil:
+		out.Sample, err = sampleOf(probe, out)
+	case cfg.KeepGraph:
 		out.Graph, err = wholeGraph(&cfg, alg)
 	}
 	return out, agree(err)

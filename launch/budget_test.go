@@ -14,6 +14,9 @@ type budgetRun struct {
 	Budget   uint64 `json:"cn_mem_bytes"`
 	Windows  int    `json:"load_windows"`
 	Verified bool   `json:"verified"`
+	// BySample is what a sampled check checked (the whole graph past
+	// the budget).
+	BySample string `json:"verified_by_sample"`
 }
 
 // runBudget runs PageRank on graph under mpirun with cn:2,mn:2 and the
@@ -37,8 +40,9 @@ func runBudget(t *testing.T, dir, graph string, extra ...string) budgetRun {
 // a generator and a text edge list read staged, a binary edge list
 // every CN reads whole (as every input but those two is). Under
 // a budget of 8 MiB each kron:18 share (about 16 MB of rows and 16 MB
-// of edges a CN) is built window by window, its result passes the serial
-// verifier, and each CN's peak RSS is at most that of the same job on
+// of edges a CN) is built window by window, its result passes the
+// sampled check (the whole graph is past the budget: TestVerifyBySample),
+// and each CN's peak RSS is at most that of the same job on
 // kron:4 (the process: Go, MPI, two fabric networks) plus the budget and
 // a quarter, plus 48 MiB that no budget governs (the staged read's I/O
 // buffers, 4 MiB each, the staging network's own, the text parser's
@@ -67,8 +71,8 @@ func TestCNMemBudget(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := runBudget(t, dir, c.graph, append([]string{"--cn-mem", "8MiB", "--verify"}, c.extra...)...)
 			t.Logf("peak RSS per CN %d MiB (bound %d MiB: kron:4's %d MiB plus budget and fixed), %d windows", r.RSS>>20, bound>>20, base.RSS>>20, r.Windows)
-			if !r.Verified || r.Budget != budget || r.Windows < 2 {
-				t.Fatalf("verified %v, budget %d, %d windows; want verified, %d, at least 2", r.Verified, r.Budget, r.Windows, budget)
+			if !r.Verified || r.BySample == "" || r.Budget != budget || r.Windows < 2 {
+				t.Fatalf("verified %v (by sample: %q), budget %d, %d windows; want verified by a sample, %d, at least 2", r.Verified, r.BySample, r.Budget, r.Windows, budget)
 			}
 			if r.RSS > bound {
 				t.Fatalf("a CN's peak RSS is %d MiB under --cn-mem 8MiB; want at most %d MiB", r.RSS>>20, bound>>20)
@@ -82,4 +86,45 @@ func TestCNMemBudget(t *testing.T) {
 			}
 		})
 	}
+}
+
+// --verify on a graph whose whole is past --cn-mem checks a sample of the
+// run read from DM: PageRank's ranks sum to 1 and sampled vertices are
+// recomputed from their in-lists, on a directed graph (its in-layout)
+// and an undirected one (its out-lists); a graph within the budget gets
+// the serial verifier; a kernel without a sampled check is bad input,
+// refused once the graph's size is known, before it is loaded into DM,
+// with one error naming both sizes.
+func TestVerifyBySample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mpirun integration test")
+	}
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name   string
+		extra  []string
+		sample bool
+	}{
+		{"directed", []string{"--cn-mem", "8MiB"}, true},
+		{"undirected", []string{"--cn-mem", "8MiB", "--undirected"}, true},
+		{"within the budget", []string{"--cn-mem", "64MiB"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := runBudget(t, dir, "kron:16", append([]string{"--verify"}, c.extra...)...)
+			t.Logf("verified %v, by sample: %q", r.Verified, r.BySample)
+			if !r.Verified || (r.BySample != "") != c.sample {
+				t.Fatalf("verified %v, by sample %q; want verified, by a sample %v", r.Verified, r.BySample, c.sample)
+			}
+			if c.sample && !strings.Contains(r.BySample, "recomputed from their in-lists on DM") {
+				t.Fatalf("the sampled check says %q", r.BySample)
+			}
+		})
+	}
+	t.Run("no sampled check", func(t *testing.T) {
+		res := mpitest.Exec(t, 4, nil, dmgBin(t), "--roles", "cn:2,mn:2", "run", "--algo", "wcc", "--graph", "kron:16", "--verify", "--cn-mem", "8MiB")
+		const want = "wcc has no sampled check"
+		if res.ExitCode == 0 || strings.Count(res.Stderr, want) != 1 || !strings.Contains(res.Stderr, "--cn-mem 8.0 MiB") {
+			t.Fatalf("exit %d, stderr:\n%s\nwant a non-zero exit and one error with %q and the budget", res.ExitCode, res.Stderr, want)
+		}
+	})
 }

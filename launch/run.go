@@ -78,7 +78,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&r.algo, "algo", "", "algorithm: "+strings.Join(algo.Names(), ", "))
 	fs.StringVar(&r.graph, "graph", DefaultGraph, "graph: a file (.properties of LDBC Graphalytics, SNAP .txt, .el, .wel, .mtx, binary; .gz read transparently) or a generator kron:SCALE[:EF], uniform:N:M")
 	fs.StringVar(&r.out, "out", "", "write the vertex results to `FILE` in Graphalytics format (id value)")
-	fs.BoolVar(&r.verify, "verify", false, "check the result with the serial verifier on rank 0; a mismatch fails the run")
+	fs.BoolVar(&r.verify, "verify", false, "check the result on rank 0: with the serial verifier, or by a sample of the run read from DM where the whole graph is past --cn-mem; a mismatch fails the run")
 	fs.StringVar(&r.source, "source", "", "BFS/SSSP/BC source vertex: its external `ID`, any 64-bit unsigned integer; BC takes several, comma-separated (default: the Graphalytics properties' BFS source, else the vertex with the most out-edges)")
 	fs.IntVar(&r.iterations, "iterations", 0, "iterations of PageRank (default: the properties, else 20) and CDLP (the properties, else 10)")
 	fs.Float64Var(&r.damping, "damping", 0, "PageRank damping factor (default: the properties, else 0.85)")
@@ -539,7 +539,7 @@ func runJobBody(j *Job, rf *runFlags) error {
 			verr = writeValues(rf.out, out)
 		}
 		if verr == nil && rf.verify {
-			verr = verifyOutcome(out)
+			rep.VerifiedBySample, verr = verifyOutcome(out)
 			rep.Verified = verr == nil
 		}
 	}
@@ -559,8 +559,14 @@ func writeValues(path string, out *job.Outcome) error {
 	return errors.Wrapf(out.Algorithm.WriteResult(path, out.Graph, out.Result.Values), "launch: writing --out %s", path)
 }
 
-func verifyOutcome(out *job.Outcome) error {
-	return errors.Wrap(out.Algorithm.VerifyResult(out.Graph, out.Params, out.Result.Values), "launch: --verify failed")
+// verifyOutcome checks the result with the serial verifier, or by a
+// sample of the run (job.Outcome.Sample), whose check it describes.
+func verifyOutcome(out *job.Outcome) (string, error) {
+	if out.Sample != nil {
+		what, err := out.Algorithm.Sampled(out.Params, out.Sample)
+		return what, errors.Wrap(err, "launch: --verify (by a sample: the whole graph is past --cn-mem) failed")
+	}
+	return "", errors.Wrap(out.Algorithm.VerifyResult(out.Graph, out.Params, out.Result.Values), "launch: --verify failed")
 }
 
 // runReport is the report of a run, human and --json.
@@ -626,12 +632,15 @@ type runReport struct {
 	InPlaceShare    float64          `json:"in_place_share"`
 	// The graph on DM, both layouts: index entries and out-of-place
 	// lists; Packed: lists packed (--compress; else 4-byte records).
-	DMIndexBytes uint64       `json:"dm_index_bytes"`
-	DMListBytes  uint64       `json:"dm_list_bytes"`
-	Packed       bool         `json:"packed"`
-	NICProfile   string       `json:"nic_profile"`
-	Verified     bool         `json:"verified"`
-	Summary      algo.Summary `json:"summary"`
+	DMIndexBytes uint64 `json:"dm_index_bytes"`
+	DMListBytes  uint64 `json:"dm_list_bytes"`
+	Packed       bool   `json:"packed"`
+	NICProfile   string `json:"nic_profile"`
+	Verified     bool   `json:"verified"`
+	// VerifiedBySample says what a sampled check checked, where the whole
+	// graph was past --cn-mem (empty: the serial verifier, whole).
+	VerifiedBySample string       `json:"verified_by_sample,omitempty"`
+	Summary          algo.Summary `json:"summary"`
 
 	// The largest peak resident set of a CN and of an MN process, from
 	// start to the end of compute (getrusage); MN absent on a served
@@ -850,7 +859,10 @@ func (r *runReport) print(j *Job) {
 	if r.Summary.Text != "" {
 		fmt.Fprintf(w, "result: %s\n", r.Summary.Text)
 	}
-	if r.Verified {
+	switch {
+	case r.Verified && r.VerifiedBySample != "":
+		fmt.Fprintf(w, "verified by a sample (the whole graph is past --cn-mem): %s\n", r.VerifiedBySample)
+	case r.Verified:
 		fmt.Fprintln(w, "verified: the serial verifier accepts the result")
 	}
 }

@@ -143,6 +143,9 @@ type Config struct {
 	// Resume, when set, gives the kept state the run continues from
 	// instead of the program's initial values.
 	Resume Restorer
+	// Probe, when set, has rank 0 read a sample of the run from DM at a
+	// boundary, for a sampled check (probe.go).
+	Probe *Probe
 }
 
 // Defaults is the zero Config with its defaults filled in: the one place

@@ -94,6 +94,8 @@ type engine struct {
 	startAll []uint64
 	io       wordIO
 	mem      hugemem.Arena // the large arrays of the cache, freed by close
+	// probeTime is what taking Config.Probe's sample took.
+	probeTime time.Duration
 }
 
 // plan is what one iteration does.
@@ -295,7 +297,11 @@ func runProgram(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoin
 	}
 	e.ckpt = ckptState{last: first, bytes: sums.verbs.Bytes()}
 	res.StartedAt = first
-	for it := first; it < maxIter && (e.spec.Iterations > 0 || sums.activeV > 0); it++ {
+	it := first
+	for ; it < maxIter && (e.spec.Iterations > 0 || sums.activeV > 0); it++ {
+		if err := e.probe(it, sums); err != nil {
+			return nil, err
+		}
 		t0 := time.Now()
 		e.plan(it, sums)
 		s := IterStats{Dense: e.it.dense, ActiveVertices: sums.activeV, ActiveEdges: sums.activeE, Update: e.it.remote.String(), ValRDAt: e.it.valrdAt}
@@ -311,7 +317,12 @@ func runProgram(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoin
 			return nil, err
 		}
 	}
-	res.ComputeSeconds = time.Since(start).Seconds()
+	res.ComputeSeconds = time.Since(start).Seconds() - e.probeTime.Seconds() // the check's time is not the run's
+	if p := cfg.Probe; p != nil && p.At >= it {
+		if err := e.probe(p.At, sums); err != nil { // after the last iteration
+			return nil, err
+		}
+	}
 	if err := e.finish(res); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,143 @@
+package rank
+
+import (
+	"encoding/binary"
+	"slices"
+	"time"
+
+	"github.com/pkg/errors"
+
+	"github.com/dmg-hpc/dmg/algo"
+)
+
+// Probe is a sample of a run that rank 0 reads from DM before iteration
+// At (after the last, when At is past it), for a check of a result too
+// large for one process to verify whole (algo.Sample): the in-lists of
+// Sample.Vertices, their in-neighbours' values and out-degrees, and the
+// iteration's dangling mass. The engine fills Sample on rank 0; the
+// caller adds the final values.
+type Probe struct {
+	At     int
+	Sample *algo.Sample
+	// OutIsIn says the out-lists are the in-lists (a symmetric graph);
+	// otherwise the store must hold in-lists (Store.In).
+	OutIsIn bool
+	// MaxIn bounds the in-edges read: a vertex whose in-list would pass
+	// it leaves the sample (0: no bound).
+	MaxIn int
+	// Done says the sample was read.
+	Done bool
+}
+
+// probe takes the run's sample at the boundary before iteration it, if
+// the probe asks for that one: every CN writes its chunk's values to DM,
+// then rank 0 reads.
+func (e *engine) probe(it int, s sums) error {
+	p := e.cfg.Probe
+	if p == nil || p.At != it || p.Done {
+		return nil
+	}
+	t := time.Now()
+	defer func() { e.probeTime += time.Since(t) }()
+	if err := e.cfg.Sync(e.catchUpValues(), nil); err != nil {
+		return err
+	}
+	var err error
+	if e.w.Rank() == 0 {
+		err = e.readSample(p, s.dangling)
+	}
+	if err = e.cfg.Sync(err, nil); err == nil {
+		p.Done = true
+	}
+	return err
+}
+
+// readSample reads the probe's sample through worker 0's reader: the
+// sample's in-list entries, then their lists, then the in-neighbours'
+// out-list entries (their out-degrees) and value words, each step in
+// merged READs.
+func (e *engine) readSample(p *Probe, dangling float64) error {
+	lay := e.st.In
+	if lay == nil {
+		if !p.OutIsIn {
+			return errors.New("rank: a sampled check needs the in-lists on DM, and this store has none")
+		}
+		lay = e.st.Out
+	}
+	smp, rd := p.Sample, e.wks[0].rd
+	slices.Sort(smp.Vertices)
+	smp.Vertices = slices.Compact(smp.Vertices)
+	ins := newListSet(lay)
+	if err := ins.queueEntries(rd, smp.Vertices); err != nil {
+		return err
+	}
+	if err := rd.Flush(); err != nil {
+		return err
+	}
+	if err := ins.decodeEntries(); err != nil {
+		return err
+	}
+	// Keep the vertices whose in-lists fit MaxIn.
+	kept, total := smp.Vertices[:0], 0
+	for i, v := range smp.Vertices {
+		if d := int(ins.degree(i)); p.MaxIn == 0 || total+d <= p.MaxIn {
+			kept, total = append(kept, v), total+d
+		}
+	}
+	smp.Vertices = kept
+	if err := readLists(ins, rd, kept); err != nil {
+		return err
+	}
+	smp.Off, smp.In = []int{0}, nil
+	for i := range kept {
+		smp.In = append(smp.In, ins.list(i)...)
+		smp.Off = append(smp.Off, len(smp.In))
+	}
+	// The in-neighbours' out-degrees and values, each read once.
+	us := slices.Compact(slices.Sorted(slices.Values(smp.In)))
+	outs := newListSet(e.st.Out)
+	if err := outs.queueEntries(rd, us); err != nil {
+		return err
+	}
+	words := make([]byte, 8*len(us))
+	for i, u := range us {
+		if err := rd.Read(words[8*i:8*i+8], e.st.ValueAddr(u)); err != nil {
+			return err
+		}
+	}
+	if err := rd.Flush(); err != nil {
+		return err
+	}
+	if err := outs.decodeEntries(); err != nil {
+		return err
+	}
+	smp.Values, smp.Degrees = make([]uint64, len(smp.In)), make([]uint32, len(smp.In))
+	for k, u := range smp.In {
+		i, _ := slices.BinarySearch(us, u)
+		smp.Values[k] = binary.LittleEndian.Uint64(words[8*i:])
+		smp.Degrees[k] = outs.degree(i)
+	}
+	smp.N, smp.Dangling = e.st.N(), dangling
+	return nil
+}
+
+// readLists reads the lists of the set's vertices ids (their entries
+// decoded, then queued again for ids, a prefix-preserving subset).
+func readLists(s *listSet, rd reader, ids []uint32) error {
+	if err := s.queueEntries(rd, ids); err != nil {
+		return err
+	}
+	if err := rd.Flush(); err != nil {
+		return err
+	}
+	if err := s.decodeEntries(); err != nil {
+		return err
+	}
+	if err := s.queueLists(rd); err != nil {
+		return err
+	}
+	if err := rd.Flush(); err != nil {
+		return err
+	}
+	return s.decodeLists()
+}
