@@ -2,6 +2,7 @@ package csr
 
 import (
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
@@ -114,6 +115,36 @@ func TestRoundsFailure(t *testing.T) {
 		for k, err := range errs {
 			if k != 1 && err == nil && shares[k].win.sweep.routed != shares[k].win.sweep.r {
 				t.Fatalf("window %d: CN %d ended its sweep early without an error", at, k)
+			}
+		}
+	}
+}
+
+// TestOwnerIndex: the bucketed lookup finds the owner the binary search
+// does, for every id, with empty ranges, bounds inside and on bucket
+// edges, and id spaces past a bucket per id.
+func TestOwnerIndex(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, c := range []struct {
+		name string
+		b    owners
+	}{
+		{"one owner", owners{0, 10}},
+		{"empty ranges", owners{0, 0, 5, 5, 5, 9, 12, 12}},
+		{"a bound at each id", owners{0, 1, 2, 3, 4}},
+		{"past 2^16 ids", owners{0, 70000, 70001, 131072, 200000}},
+		{"random, many owners", func() owners {
+			b := owners{0}
+			for range 130 {
+				b = append(b, b[len(b)-1]+uint32(r.IntN(3000)))
+			}
+			return b
+		}()},
+	} {
+		x := c.b.index()
+		for v := uint64(0); v < uint64(c.b[len(c.b)-1])+3; v++ {
+			if got, want := x.of(v), c.b.of(v); got != want {
+				t.Fatalf("%s: of(%d) = %d, want %d", c.name, v, got, want)
 			}
 		}
 	}
