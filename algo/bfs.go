@@ -8,7 +8,9 @@
 package algo
 
 import (
+	"fmt"
 	"math"
+	"slices"
 
 	"github.com/pkg/errors"
 
@@ -48,8 +50,38 @@ func bfsAlgorithm() Algorithm {
 		Verify: func(g *csr.Graph, p Params, vals []uint64) error {
 			return VerifyBFS(g, p.Source, Ints(vals))
 		},
-		Output: intOutput(KindBFS),
+		Output:   intOutput(KindBFS),
+		Sampled:  func(p Params, s *Sample) (string, error) { return CheckBFSSample(p.AllSources(), s) },
+		SampleAt: atEnd,
 	}
+}
+
+// CheckBFSSample checks a sample of a BFS run too large for VerifyBFS: a
+// source has depth 0, and every other sampled vertex's depth is one more
+// than the least of its in-neighbours' (unreachable when they all are),
+// as the sample read them at the run's end. It returns what it checked.
+func CheckBFSSample(sources []uint32, s *Sample) (string, error) {
+	reached := 0
+	for i, v := range s.Vertices {
+		got := int64(s.Final[i])
+		want := unreachable
+		if slices.Contains(sources, v) {
+			want = 0
+		} else {
+			for k := s.Off[i]; k < s.Off[i+1]; k++ {
+				if d := int64(s.Values[k]); d != unreachable {
+					want = min(want, d+1)
+				}
+			}
+		}
+		if got != want {
+			return "", errors.Errorf("algo: BFS vertex %d has depth %d, want %d from its %d in-neighbours' depths", s.IDs[i], got, want, s.Off[i+1]-s.Off[i])
+		}
+		if got != unreachable {
+			reached++
+		}
+	}
+	return fmt.Sprintf("%d vertices (%d reached, %d in-edges): each one deeper than its shallowest in-neighbour on DM", len(s.Vertices), reached, len(s.In)), nil
 }
 
 // unreachable is the BFS depth of a vertex the source cannot reach,

@@ -141,28 +141,54 @@ func TestVerifyPageRank(t *testing.T) {
 
 // prSample is the sample of a PageRank run of iters iterations on g that
 // reads every vertex: final ranks PR_iters, and the in-neighbours'
-// PR_{iters-1}, found by scanning every out-list.
+// PR_{iters-1}.
 func prSample(g *csr.Graph, iters int, d float64) *Sample {
 	final, prev := ReferencePageRank(g, iters, d), ReferencePageRank(g, iters-1, d)
+	words := func(r []float64) []uint64 {
+		w := make([]uint64, len(r))
+		for i, x := range r {
+			w[i] = math.Float64bits(x)
+		}
+		return w
+	}
+	s := sampleFrom(g, words(final), words(prev), false)
+	for v := range g.N {
+		s.Sum += final[v]
+		if g.Degree(v) == 0 {
+			s.Dangling += prev[v]
+		}
+	}
+	return s
+}
+
+// sampleFrom is the sample of every vertex of g with final values final
+// and, as the probe read them, the values prev of their in-neighbours
+// (found by scanning every out-list; with both, their out-neighbours
+// too, as on the symmetric graph a kernel reads).
+func sampleFrom(g *csr.Graph, final, prev []uint64, both bool) *Sample {
 	s := &Sample{N: g.N, Off: []int{0}}
 	for v := range g.N {
 		s.Vertices = append(s.Vertices, v)
 		s.IDs = append(s.IDs, g.ExternalID(v))
-		s.Final = append(s.Final, math.Float64bits(final[v]))
-		s.Sum += final[v]
+		s.Final = append(s.Final, final[v])
+		add := func(u uint32) {
+			s.In = append(s.In, u)
+			s.Values = append(s.Values, prev[u])
+			s.Degrees = append(s.Degrees, uint32(g.Degree(u)))
+		}
 		for u := range g.N {
 			for _, w := range g.Neighbors(u) {
 				if w == v {
-					s.In = append(s.In, u)
-					s.Values = append(s.Values, math.Float64bits(prev[u]))
-					s.Degrees = append(s.Degrees, uint32(g.Degree(u)))
+					add(u)
 				}
 			}
 		}
-		s.Off = append(s.Off, len(s.In))
-		if g.Degree(v) == 0 {
-			s.Dangling += prev[v]
+		if both {
+			for _, w := range g.Neighbors(v) {
+				add(w)
+			}
 		}
+		s.Off = append(s.Off, len(s.In))
 	}
 	return s
 }

@@ -71,6 +71,10 @@ type Algorithm struct {
 	SampleAt func(p Params) int
 }
 
+// atEnd is SampleAt for a check of the final values: past every
+// iteration.
+func atEnd(Params) int { return math.MaxInt }
+
 // Sample is what a sampled check (Algorithm.Sampled) reads of a run: a
 // few vertices' final values and, as the graph on DM held them at the
 // sample's iteration, their in-neighbours, those neighbours' values and

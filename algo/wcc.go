@@ -10,6 +10,7 @@
 package algo
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/pkg/errors"
@@ -40,7 +41,30 @@ func wccAlgorithm() Algorithm {
 		New:       func(Params) Program { return Words[uint64](WCC{}) },
 		Verify:    func(g *csr.Graph, _ Params, vals []uint64) error { return VerifyWCC(g, vals) },
 		Output:    labelOutput(KindWCC),
+		Sampled:   func(_ Params, s *Sample) (string, error) { return CheckWCCSample(s) },
+		SampleAt:  atEnd,
 	}
+}
+
+// CheckWCCSample checks a sample of a WCC run too large for VerifyWCC:
+// each sampled vertex carries the label of every neighbour, and a label
+// no larger than its own dense id (the engine's labels are the least
+// dense id of the component), as the sample read them at the run's end.
+// It returns what it checked.
+func CheckWCCSample(s *Sample) (string, error) {
+	for i, v := range s.Vertices {
+		label := s.Final[i]
+		if label > uint64(v) {
+			return "", errors.Errorf("algo: WCC vertex %d has label %d, above its own dense id %d", s.IDs[i], label, v)
+		}
+		for k := s.Off[i]; k < s.Off[i+1]; k++ {
+			if s.Values[k] != label {
+				return "", errors.Errorf("algo: WCC vertex %d has label %d but its neighbour (dense id %d) has label %d: want one label along every edge",
+					s.IDs[i], label, s.In[k], s.Values[k])
+			}
+		}
+	}
+	return fmt.Sprintf("%d vertices (%d edges): each carries its neighbours' label on DM, at most its own id", len(s.Vertices), len(s.In)), nil
 }
 
 // ReferenceWCC labels every vertex with the smallest external id in its weak

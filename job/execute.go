@@ -261,7 +261,7 @@ func (x *execution) settle() error {
 	}
 	out.Vertices, out.Edges = x.shape.Vertices, x.shape.Edges
 	if cfg.KeepGraph && !cfg.LoadOnly {
-		if x.sample, err = bySample(cfg, x.alg, out); err != nil {
+		if x.sample, err = bySample(cfg, x.alg, out, out.Symmetric || x.hasIn); err != nil {
 			return x.agree(err) // every rank knows the same
 		}
 	}

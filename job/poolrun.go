@@ -159,7 +159,7 @@ func runOnPool(w *spmd.World, cfg Config) (*Outcome, error) {
 	}
 	var probe *rank.Probe
 	if cfg.KeepGraph {
-		sample, err := bySample(&cfg, alg, out)
+		sample, err := bySample(&cfg, alg, out, out.Symmetric || st.Layouts.In != nil)
 		if err := agree(err); err != nil {
 			return nil, err
 		}

@@ -30,23 +30,29 @@ func wholeGraphBytes(vertices, edges uint64) uint64 { return 16*edges + 32*verti
 // rather than the whole result: when the whole graph is past rank 0's
 // budget (CNMem). A kernel without a sampled check then cannot be
 // verified, which is bad input before anything is loaded.
-func bySample(cfg *Config, alg algo.Algorithm, out *Outcome) (bool, error) {
+func bySample(cfg *Config, alg algo.Algorithm, out *Outcome, inLists bool) (bool, error) {
 	whole := wholeGraphBytes(out.Vertices, out.Edges)
 	if cfg.CNMem == 0 || whole <= cfg.CNMem {
 		return false, nil
 	}
-	if alg.Sampled == nil {
-		return false, &rank.ParamError{Msg: fmt.Sprintf("--verify: checking %s whole needs about %s on rank 0, past --cn-mem %s, and %s has no sampled check; expected a larger --cn-mem or a smaller graph",
-			cfg.Graph, humanize.IBytes(whole), humanize.IBytes(cfg.CNMem), alg.Name)}
+	why := ""
+	switch {
+	case alg.Sampled == nil:
+		why = alg.Name + " has no sampled check"
+	case !inLists:
+		why = "a sampled check reads in-lists, and this run stores none on DM"
+	default:
+		return true, nil
 	}
-	return true, nil
+	return false, &rank.ParamError{Msg: fmt.Sprintf("--verify: checking %s whole needs about %s on rank 0, past --cn-mem %s, and %s; expected a larger --cn-mem or a smaller graph",
+		cfg.Graph, humanize.IBytes(whole), humanize.IBytes(cfg.CNMem), why)}
 }
 
 // newProbe is the engine's probe for a sampled check: sampleVertices
-// vertices drawn uniformly (the same every run), and top.
+// vertices drawn uniformly (the same every run), top and the sources.
 func newProbe(alg algo.Algorithm, out *Outcome, top uint32) *rank.Probe {
 	r := rand.New(rand.NewPCG(1, 2))
-	vs := []uint32{top}
+	vs := append([]uint32{top}, out.Params.AllSources()...)
 	for range sampleVertices {
 		vs = append(vs, uint32(r.Uint64N(out.Vertices)))
 	}

@@ -91,7 +91,8 @@ func TestCNMemBudget(t *testing.T) {
 // --verify on a graph whose whole is past --cn-mem checks a sample of the
 // run read from DM: PageRank's ranks sum to 1 and sampled vertices are
 // recomputed from their in-lists, on a directed graph (its in-layout)
-// and an undirected one (its out-lists); a graph within the budget gets
+// and an undirected one (its out-lists); BFS's depths and WCC's labels
+// are checked along the sample's in-edges; a graph within the budget gets
 // the serial verifier; a kernel without a sampled check is bad input,
 // refused once the graph's size is known, before it is loaded into DM,
 // with one error naming both sizes.
@@ -101,28 +102,27 @@ func TestVerifyBySample(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for _, c := range []struct {
-		name   string
-		extra  []string
-		sample bool
+		name  string
+		extra []string
+		says  string // what the sampled check says it checked; "": the serial verifier ran
 	}{
-		{"directed", []string{"--cn-mem", "8MiB"}, true},
-		{"undirected", []string{"--cn-mem", "8MiB", "--undirected"}, true},
-		{"within the budget", []string{"--cn-mem", "64MiB"}, false},
+		{"directed", []string{"--cn-mem", "8MiB"}, "recomputed from their in-lists on DM"},
+		{"undirected", []string{"--cn-mem", "8MiB", "--undirected"}, "recomputed from their in-lists on DM"},
+		{"within the budget", []string{"--cn-mem", "64MiB"}, ""},
+		{"bfs", []string{"--cn-mem", "8MiB", "--algo", "bfs"}, "deeper than its shallowest in-neighbour"},
+		{"wcc", []string{"--cn-mem", "8MiB", "--algo", "wcc"}, "carries its neighbours' label"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := runBudget(t, dir, "kron:16", append([]string{"--verify"}, c.extra...)...)
 			t.Logf("verified %v, by sample: %q", r.Verified, r.BySample)
-			if !r.Verified || (r.BySample != "") != c.sample {
-				t.Fatalf("verified %v, by sample %q; want verified, by a sample %v", r.Verified, r.BySample, c.sample)
-			}
-			if c.sample && !strings.Contains(r.BySample, "recomputed from their in-lists on DM") {
-				t.Fatalf("the sampled check says %q", r.BySample)
+			if !r.Verified || !strings.Contains(r.BySample, c.says) || (r.BySample == "") != (c.says == "") {
+				t.Fatalf("verified %v, by sample %q; want verified, by a sample saying %q", r.Verified, r.BySample, c.says)
 			}
 		})
 	}
 	t.Run("no sampled check", func(t *testing.T) {
-		res := mpitest.Exec(t, 4, nil, dmgBin(t), "--roles", "cn:2,mn:2", "run", "--algo", "wcc", "--graph", "kron:16", "--verify", "--cn-mem", "8MiB")
-		const want = "wcc has no sampled check"
+		res := mpitest.Exec(t, 4, nil, dmgBin(t), "--roles", "cn:2,mn:2", "run", "--algo", "cdlp", "--graph", "kron:16", "--verify", "--cn-mem", "8MiB")
+		const want = "cdlp has no sampled check"
 		if res.ExitCode == 0 || strings.Count(res.Stderr, want) != 1 || !strings.Contains(res.Stderr, "--cn-mem 8.0 MiB") {
 			t.Fatalf("exit %d, stderr:\n%s\nwant a non-zero exit and one error with %q and the budget", res.ExitCode, res.Stderr, want)
 		}
