@@ -3,7 +3,6 @@ package algo
 import (
 	"math"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/dmg-hpc/dmg/csr"
@@ -96,23 +95,12 @@ func TestCheckBFSSample(t *testing.T) {
 	for v, d := range depth {
 		words[v] = uint64(d)
 	}
-	if _, err := CheckBFSSample([]uint32{0}, sampleFrom(g, words, words, false)); err != nil {
-		t.Fatalf("a true sample rejected: %v", err)
-	}
-	for _, c := range []struct {
-		name, want string
-		bend       func(s *Sample)
-	}{
-		{"source not 0", "vertex 10 has depth 1", func(s *Sample) { s.Final[0] = 1 }},
-		{"one too deep", "vertex 13 has depth 3, want 2", func(s *Sample) { s.Final[3] = 3 }},
-		{"reached, unreachable", "vertex 15 has depth 4", func(s *Sample) { s.Final[5] = 4 }},
-		{"unreached, reachable", "want 1", func(s *Sample) { s.Final[2] = uint64(inf64) }},
-		{"a neighbour's depth off", "vertex 14 has depth 3, want 4", func(s *Sample) { s.Values[s.Off[4]] = 3 }},
-	} {
-		s := sampleFrom(g, words, words, false)
-		c.bend(s)
-		if _, err := CheckBFSSample([]uint32{0}, s); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: got %v, want an error with %q", c.name, err, c.want)
-		}
-	}
+	checkSampleCorruptions(t, func() *Sample { return sampleFrom(g, words, words, false) },
+		func(s *Sample) (string, error) { return CheckBFSSample([]uint32{0}, s) }, []sampleCorruption{
+			{"source not 0", "vertex 10 has depth 1", func(s *Sample) { s.Final[0] = 1 }},
+			{"one too deep", "vertex 13 has depth 3, want 2", func(s *Sample) { s.Final[3] = 3 }},
+			{"reached, unreachable", "vertex 15 has depth 4", func(s *Sample) { s.Final[5] = 4 }},
+			{"unreached, reachable", "want 1", func(s *Sample) { s.Final[2] = uint64(inf64) }},
+			{"a neighbour's depth off", "vertex 14 has depth 3, want 4", func(s *Sample) { s.Values[s.Off[4]] = 3 }},
+		})
 }

@@ -77,6 +77,29 @@ func checkCorruptions[T any](t *testing.T, correct []T, verify func([]T) error, 
 	}
 }
 
+// sampleCorruption is one deliberate corruption of a true sample and a
+// fragment the sampled check's error must contain.
+type sampleCorruption struct {
+	name, want string
+	bend       func(s *Sample)
+}
+
+// checkSampleCorruptions runs check on a fresh true sample (which must
+// pass) and on each corruption of one.
+func checkSampleCorruptions(t *testing.T, fresh func() *Sample, check func(*Sample) (string, error), cases []sampleCorruption) {
+	t.Helper()
+	if _, err := check(fresh()); err != nil {
+		t.Fatalf("a true sample rejected: %v", err)
+	}
+	for _, c := range cases {
+		s := fresh()
+		c.bend(s)
+		if _, err := check(s); err == nil || !strings.HasPrefix(err.Error(), "algo: ") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error with %q", c.name, err, c.want)
+		}
+	}
+}
+
 // denseIndex maps the external ids of g to dense ids.
 func denseIndex(g *csr.Graph) map[uint64]uint32 {
 	m := make(map[uint64]uint32, g.N)
