@@ -90,13 +90,14 @@ bench: build
 ## bench-scale: the load and compute of kron:20, 22 and 24 (SCALE_GRAPHS) under
 ## mpirun with cn:2,mn:2: load and compute time, CN and MN peak RSS and DM
 ## bytes per edge against |E|, one line per kernel (scale_*.png in
-## bench-scale/; about 15 minutes on two cores)
+## bench-scale/; about 15 minutes on two cores; SCALE_GRAPHS=...,kron:26
+## adds a billion edges, about 20 minutes a kernel on 24 GiB)
 bench-scale: SCALE_GRAPHS ?= kron:20,kron:22,kron:24
 bench-scale: SCALE_ALGOS ?= pagerank,bfs,wcc,sssp
 bench-scale: SCALE_OUT ?= bench-scale
 bench-scale: build
 	$(BIN) bench suite --graphs $(SCALE_GRAPHS) --algos $(SCALE_ALGOS) --layouts $(ROLES) --reps 1 --iterations 5 \
-		--variants dmg= --baseline dmg --mpirun '$(MPIRUN)' --timeout 20m --out-dir $(SCALE_OUT)
+		--variants dmg= --baseline dmg --mpirun '$(MPIRUN)' --timeout 60m --out-dir $(SCALE_OUT)
 
 ## lint: gofmt and go vet
 lint:

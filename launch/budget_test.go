@@ -97,6 +97,7 @@ func TestCNMemBudget(t *testing.T) {
 // refused once the graph's size is known, before it is loaded into DM,
 // with one error naming both sizes.
 func TestVerifyBySample(t *testing.T) {
+	parallelMpirun(t)
 	if testing.Short() {
 		t.Skip("mpirun integration test")
 	}

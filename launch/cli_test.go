@@ -22,6 +22,19 @@ func dmgBin(t *testing.T) string {
 
 var builtBinary string
 
+// parallelMpirun lets a long test of many short mpirun jobs overlap
+// another such test (two at a time, -parallel: on two cores a job's
+// start-up, the libraries' and MPI's, leaves a core idle about a quarter
+// of the time). Go runs parallel tests once every sequential one is done,
+// so they never overlap the tests of faults, timeouts and hosts, which
+// stay sequential; they keep the default --peer-timeout (30s), far above
+// what sharing the cores costs a job.
+func parallelMpirun(t *testing.T) {
+	if !testing.Short() {
+		t.Parallel()
+	}
+}
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "dmg-cli-test")
 	if err != nil {
@@ -148,6 +161,7 @@ func TestInfoJSON(t *testing.T) {
 
 // Bad input: one line from rank 0, exit status 2, every rank gone quickly.
 func TestBadInputUnderMpirun(t *testing.T) {
+	parallelMpirun(t)
 	tests := []struct {
 		name string
 		np   int

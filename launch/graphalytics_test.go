@@ -200,6 +200,7 @@ func sharedVariantFlags(names ...string) [][]string {
 // The same under mpirun over libfabric's shm provider, and one layout over
 // tcp with packed lists.
 func TestGraphalyticsMpirun(t *testing.T) {
+	parallelMpirun(t)
 	for _, c := range gaCases(t) {
 		t.Run(c.dataset+"/"+c.algo, func(t *testing.T) {
 			var outs []string
@@ -231,6 +232,7 @@ func TestGraphalyticsMpirun(t *testing.T) {
 // Every mode and ablation on the cxl backend, under mpirun (one layout,
 // each kernel on the directed example, whose lists exercise every path).
 func TestGraphalyticsCXLVariants(t *testing.T) {
+	parallelMpirun(t)
 	for _, c := range gaCases(t) {
 		if c.dataset != "example-directed" {
 			continue

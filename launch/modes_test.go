@@ -15,6 +15,7 @@ import (
 // Every mode and ablation under mpirun over shm agrees with the serial
 // verifier on a generated graph.
 func TestModesVerifiedUnderMpirun(t *testing.T) {
+	parallelMpirun(t)
 	for _, a := range []string{"pagerank", "sssp"} {
 		for _, v := range variantFlags {
 			t.Run(a+strings.Join(v, ""), func(t *testing.T) {
