@@ -40,7 +40,7 @@ func bySample(cfg *Config, alg algo.Algorithm, out *Outcome, inLists bool) (bool
 	case alg.Sampled == nil:
 		why = alg.Name + " has no sampled check"
 	case !inLists:
-		why = "a sampled check reads in-lists, and this run stores none on DM"
+		why = "a sampled check reads in-lists, and this run stores none on DM (--mode dmg does)"
 	default:
 		return true, nil
 	}
