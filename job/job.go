@@ -46,8 +46,8 @@ type Config struct {
 	MNMem uint64
 	// CNMem is each CN's memory budget (--cn-mem): its chunk's vertex
 	// state must fit it (rank.MinCacheBytes), and the loading
-	// (RowBytes, Csr.KeepBytes) and the value pull (Engine.ValuePullMax,
-	// Engine.CacheMax) take their parts of it; 0: no budget.
+	// (RowBytes, Csr.KeepBytes) and the value pull
+	// (Engine.ValuePullMax) take their parts of it; 0: no budget.
 	CNMem uint64
 	// Open opens the data path (memfab or fabric) with the given config.
 	Open   func(cfg verbs.Config) (verbs.Network, error)

@@ -344,7 +344,7 @@ func (r *runFlags) budgets(j *Job, cfg *job.Config) (uint64, error) {
 			return 0, err
 		}
 	}
-	cfg.CNMem, cfg.Engine.ValuePullMax, cfg.Engine.CacheMax = cn, cn, cn
+	cfg.CNMem, cfg.Engine.ValuePullMax = cn, cn/2
 	if r.loadMem == "" {
 		return cn / 2, nil
 	}

@@ -84,10 +84,6 @@ type Config struct {
 	// the value pull, in bytes (8 per vertex of the graph); a larger graph
 	// takes the update coordinator (default 512 MiB: 64 M vertices).
 	ValuePullMax uint64
-	// CacheMax is a CN's budget for its cache (the job's --cn-mem; 0:
-	// none): the value pull runs only where it fits beside the largest
-	// chunk's vertex state (MinCacheBytes), at a word per other vertex.
-	CacheMax uint64
 	// ValuePullDivisor: a dense iteration takes the value pull when its
 	// active edges exceed |E|/ValuePullDivisor (default 3): it reads every
 	// list of the chunk, the collaborative update only the active ones'.

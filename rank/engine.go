@@ -451,8 +451,7 @@ func BarrierSync(w *spmd.World) Sync {
 	}
 }
 
-// close ends the workers and gives the cache's large arrays back; a
-// second call does nothing.
+// close ends the workers.
 func (e *engine) close() {
 	if e.pull != nil {
 		_ = e.pull.stop()
@@ -460,7 +459,6 @@ func (e *engine) close() {
 	}
 	if e.gang != nil {
 		e.gang.close()
-		e.gang = nil
 	}
 	e.mem.Free()
 }

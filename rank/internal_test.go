@@ -203,28 +203,3 @@ func TestSparseValRDMinFollowsTheFabric(t *testing.T) {
 		}
 	}
 }
-
-// TestFitsCache: the value pull fits a budget when every CN's chunk state
-// (28 B a vertex) and a word per other vertex do.
-func TestFitsCache(t *testing.T) {
-	for _, c := range []struct {
-		name   string
-		bounds []uint32
-		budget uint64
-		want   bool
-	}{
-		{"no budget", []uint32{0, 1 << 30, 1 << 31}, 0, true},
-		{"one CN: its state alone", []uint32{0, 1000}, 28 * 1000, true},
-		{"one CN, a byte short", []uint32{0, 1000}, 28*1000 - 1, false},
-		{"even, fits", []uint32{0, 100, 200}, 28*100 + 8*100, true},
-		{"even, a byte short", []uint32{0, 100, 200}, 28*100 + 8*100 - 1, false},
-		{"the largest chunk decides", []uint32{0, 10, 200}, 28*190 + 8*10, true},
-		{"the largest chunk decides, short", []uint32{0, 10, 200}, 28*190 + 8*10 - 1, false},
-		{"kron:26 on two CNs, 1 GiB", []uint32{0, 1 << 25, 1 << 26}, 1 << 30, false},
-		{"kron:24 on two CNs, 1 GiB", []uint32{0, 1 << 23, 1 << 24}, 1 << 30, true},
-	} {
-		if got := fitsCache(c.bounds, c.budget); got != c.want {
-			t.Errorf("%s: fitsCache(%v, %d) = %v, want %v", c.name, c.bounds, c.budget, got, c.want)
-		}
-	}
-}

@@ -87,10 +87,8 @@ func (e *engine) vertexShare(w int) (lo, hi uint32) {
 // mode, a kernel whose dense iterations pull and whose candidates are the
 // sources' contributions (no custom edge map, no triangles), more than one
 // CN (or a multiset kernel, below), no bottom-up step that already serves
-// a traversal, and a graph whose words fit ValuePullMax and, beside
-// each chunk's vertex state, CacheMax (but for a multiset kernel, whose
-// other way holds more: a slot per edge end). Every rank computes the
-// same.
+// a traversal, and a graph whose words fit ValuePullMax. Every rank
+// computes the same.
 //
 // A multiset kernel (CDLP) gets its bound on memory from it: a vertex's
 // whole in-list arrives in one visit, so its candidates are gathered into
@@ -109,24 +107,7 @@ func (e *engine) valuePulls() bool {
 	}
 	return !c.NoValuePull && e.st.mb != nil && e.mode.pulls(c, e.spec) && e.edgr == nil &&
 		!e.spec.Triangles && (e.w.Roles.CN > 1 || e.multi.upd != nil) && !(e.spec.Traversal && !c.NoBottomUp) &&
-		8*uint64(e.st.N()) <= c.ValuePullMax && (e.multi.upd != nil || fitsCache(e.st.Out.Config.Bounds, c.CacheMax))
-}
-
-// fitsCache says whether every CN's cache, with the value pull, fits
-// budget (0: no budget): its chunk's vertex state and a word for each
-// vertex of the other chunks.
-func fitsCache(bounds []uint32, budget uint64) bool {
-	if budget == 0 || len(bounds) < 2 {
-		return true
-	}
-	n := uint64(bounds[len(bounds)-1] - bounds[0])
-	for i := 1; i < len(bounds); i++ {
-		c := uint64(bounds[i] - bounds[i-1])
-		if MinCacheBytes(c)+8*(n-c) > budget {
-			return false
-		}
-	}
-	return true
+		8*uint64(e.st.N()) <= c.ValuePullMax
 }
 
 // bagTask is the value pull of a multiset kernel for one task (whole
