@@ -451,7 +451,8 @@ func BarrierSync(w *spmd.World) Sync {
 	}
 }
 
-// close ends the workers.
+// close ends the workers and gives the cache's large arrays back; a
+// second call does nothing.
 func (e *engine) close() {
 	if e.pull != nil {
 		_ = e.pull.stop()
@@ -459,6 +460,7 @@ func (e *engine) close() {
 	}
 	if e.gang != nil {
 		e.gang.close()
+		e.gang = nil
 	}
 	e.mem.Free()
 }

@@ -508,13 +508,28 @@ func (e *engine) finish(res *Result) error {
 			return err
 		}
 	}
-	// Rank 0 gathers the values from DM for the output.
+	// Rank 0 gathers the values from DM for the output, once the cache
+	// is given back (the values are on DM; the cache and a word per
+	// vertex need not be held at once), and its peak resident set then
+	// counts in the report.
+	var ep verbs.Endpoint
+	if e.cn {
+		ep = e.wks[0].ep
+	}
+	e.close()
 	var gather error
+	peak := []float64{0}
 	if e.w.Rank() == 0 {
 		res.Values = make([]uint64, e.st.N())
-		gather = e.io.read(e.st, e.wks[0].ep, attrValue, 0, res.Values)
+		gather = e.io.read(e.st, ep, attrValue, 0, res.Values)
+		_, rss := processUsage()
+		peak[0] = float64(rss)
 	}
-	return e.cfg.Sync(gather, nil)
+	if err := e.cfg.Sync(gather, peak); err != nil {
+		return err
+	}
+	res.PeakRSSCN = max(res.PeakRSSCN, uint64(peak[0])) // rank 0 is CN 0
+	return nil
 }
 
 // endpoints are the workers' endpoints and the puller's.
