@@ -6,12 +6,13 @@ import (
 	"io"
 	"math"
 	"os"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/pkg/errors"
+
+	"github.com/dmg-hpc/dmg/hugemem"
 )
 
 // Stage is what a staged read (OpenStaged) needs of the job around it:
@@ -600,6 +601,7 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 		return nil, nil, err
 	}
 	sl, err := s.sumSlice(undirected)
+	defer sl.free()
 	var sum []byte
 	if err == nil {
 		sum, err = json.Marshal(sl.sum)
@@ -612,8 +614,7 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 	if err == nil {
 		placed, err = s.place(cut, sl, sums)
 	}
-	sl = nil
-	debug.FreeOSMemory() // the degree arrays of steps 4 and 5 (805 MB at kron:26 on cn:2): back before the rows'
+	sl.free() // the slice's degrees: back before the rows' (steps 4's were at its end)
 	if all, err = st.Step(err, placed); err != nil {
 		return nil, nil, err
 	}
@@ -885,12 +886,26 @@ func (s *staged) writeDegrees(undirected bool, dropped uint64) error {
 	p := s.p
 	n := uint64(s.p.n)
 	dropLoops := s.in.o.SelfLoops == DropSelfLoops
+	// The arrays of the widest slice, mapped once and unmapped at the
+	// end (805 MB a CN at kron:26 on cn:2), not left to the collector.
+	var mem hugemem.Arena
+	defer mem.Free()
+	var widest uint64
+	for c := range p.cns {
+		lo, hi := s.slice(c, n)
+		widest = max(widest, hi-lo)
+	}
+	full := make([][]uint64, p.arrays)
+	for a := range full {
+		full[a] = mem.Words(int(widest))
+	}
 	for c := range p.cns {
 		lo, hi := s.slice(c, n)
 		w := hi - lo
 		arrs := make([][]uint64, p.arrays)
 		for a := range arrs {
-			arrs[a] = make([]uint64, w)
+			arrs[a] = full[a][:w]
+			clear(arrs[a])
 		}
 		deg, in := arrs[0], arrs[min(1, p.arrays-1)]
 		var loopDeg []uint64
@@ -947,6 +962,14 @@ type degreeSlice struct {
 	lo  uint32
 	deg []uint64
 	sum sliceSum
+	mem hugemem.Arena // deg's, unmapped by free
+}
+
+// free gives the slice's degrees back to the OS.
+func (sl *degreeSlice) free() {
+	if sl != nil {
+		sl.mem.Free()
+	}
 }
 
 // sumSlice is step 5: this CN sums its slice of every CN's arrays,
@@ -954,8 +977,10 @@ type degreeSlice struct {
 func (s *staged) sumSlice(undirected bool) (*degreeSlice, error) {
 	p := s.p
 	lo, hi := s.slice(s.cn, uint64(s.p.n))
-	sum := make([]uint64, hi-lo)
-	var deg []uint64
+	var mem hugemem.Arena
+	defer mem.Free()
+	sum := mem.Words(int(hi - lo))
+	sl := &degreeSlice{lo: uint32(lo)}
 	add := func(a, b uint64) uint64 { return a + b }
 	for a := range p.arrays {
 		clear(sum)
@@ -969,14 +994,15 @@ func (s *staged) sumSlice(undirected bool) (*degreeSlice, error) {
 		}
 		switch {
 		case a == 0:
-			deg = slices.Clone(sum)
+			sl.deg = sl.mem.Words(len(sum))
+			copy(sl.deg, sum)
 		case a == 1 && undirected: // both directions, a self-loop once
 			for i, x := range sum {
-				deg[i] += x
+				sl.deg[i] += x
 			}
 		}
 	}
-	sl := &degreeSlice{lo: uint32(lo), deg: deg}
+	deg := sl.deg
 	for _, d := range deg {
 		sl.sum.Edges += d
 	}
