@@ -176,6 +176,13 @@ type Value interface {
 // float64 values (NaN and -Inf are rejected), BFS takes int64 or uint64 up
 // to math.MaxInt64, and labels take int64 or uint64.
 func NewOutput[T Value](kind Kind, g *csr.Graph, values []T) (*Output, error) {
+	return newOutput(kind, g, values, false)
+}
+
+// newOutput is NewOutput; with owned, the Output takes values for its own
+// rather than a copy (a result vector decoded for it alone: at a billion
+// edges a copy is 512 MiB more on rank 0).
+func newOutput[T Value](kind Kind, g *csr.Graph, values []T, owned bool) (*Output, error) {
 	if !kind.valid() {
 		return nil, errors.Errorf("algo: invalid output kind %v", kind)
 	}
@@ -202,12 +209,18 @@ func NewOutput[T Value](kind Kind, g *csr.Graph, values []T) (*Output, error) {
 				return nil, errors.Wrapf(err, "algo: %v vertex %d", kind, o.IDs[v])
 			}
 		}
-		o.Floats = append([]float64(nil), vs...)
+		o.Floats = vs
+		if !owned {
+			o.Floats = append([]float64(nil), vs...)
+		}
 	case []int64:
 		if kind.isFloat() {
 			return nil, errors.Errorf("algo: %v output needs float64 values, got int64", kind)
 		}
-		o.Ints = append([]int64(nil), vs...)
+		o.Ints = vs
+		if !owned {
+			o.Ints = append([]int64(nil), vs...)
+		}
 	case []uint64:
 		if kind.isFloat() {
 			return nil, errors.Errorf("algo: %v output needs float64 values, got uint64", kind)

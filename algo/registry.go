@@ -172,13 +172,13 @@ func noParams(p Params, _ *csr.Meta) (Params, error) { return p, nil }
 // (written as the external id of that vertex).
 func floatOutput(kind Kind) func(*csr.Graph, []uint64) (*Output, error) {
 	return func(g *csr.Graph, vals []uint64) (*Output, error) {
-		return NewOutput(kind, g, Floats(vals))
+		return newOutput(kind, g, Floats(vals), true)
 	}
 }
 
 func intOutput(kind Kind) func(*csr.Graph, []uint64) (*Output, error) {
 	return func(g *csr.Graph, vals []uint64) (*Output, error) {
-		return NewOutput(kind, g, Ints(vals))
+		return newOutput(kind, g, Ints(vals), true)
 	}
 }
 
