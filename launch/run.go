@@ -643,7 +643,8 @@ type runReport struct {
 	Summary          algo.Summary `json:"summary"`
 
 	// The largest peak resident set of a CN and of an MN process, from
-	// start to the end of compute (getrusage); MN absent on a served
+	// start to the end of compute, rank 0's after it gathers the values
+	// (getrusage); MN absent on a served
 	// pool. Under --local every rank is one process: its peak is
 	// ProcessPeakRSSBytes instead.
 	CNPeakRSSBytes      uint64 `json:"cn_peak_rss_bytes,omitempty"`

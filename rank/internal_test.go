@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dmg-hpc/dmg/balance"
+	"github.com/dmg-hpc/dmg/dmstore"
 	"github.com/dmg-hpc/dmg/verbs"
 )
 
@@ -201,5 +202,34 @@ func TestSparseValRDMinFollowsTheFabric(t *testing.T) {
 		if got := sparseValRDMin(c.net); got != c.want {
 			t.Errorf("%T (on CPU %v): %d, want %d", c.net, verbs.AtomicsOnTargetCPU(c.net), got, c.want)
 		}
+	}
+}
+
+// TestListSetKeep: keep leaves the vertices its test accepts, in order,
+// with their own entries, and every entry's buffers belong to one entry.
+func TestListSetKeep(t *testing.T) {
+	s := &listSet{ids: []uint32{3, 5, 8, 9, 12}}
+	for _, d := range []uint32{4, 9, 1, 6, 2} {
+		s.dec = append(s.dec, dmstore.Entry{Degree: d, Dst: make([]uint32, 1)})
+	}
+	total := 0
+	got := s.keep(func(i int) bool { // at most 8 edges, in order
+		if d := int(s.degree(i)); total+d <= 8 {
+			total += d
+			return true
+		}
+		return false
+	})
+	if !slices.Equal(got, []uint32{3, 8, 12}) || len(s.dec) != 3 {
+		t.Fatalf("kept %v (%d entries), want [3 8 12]", got, len(s.dec))
+	}
+	for i, want := range []uint32{4, 1, 2} {
+		if s.degree(i) != want {
+			t.Errorf("entry %d has degree %d, want %d", i, s.degree(i), want)
+		}
+	}
+	s.dec[0].Dst[0], s.dec[1].Dst[0] = 1, 2
+	if s.dec[0].Dst[0] != 1 {
+		t.Errorf("two kept entries share a buffer")
 	}
 }

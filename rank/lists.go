@@ -92,6 +92,22 @@ func (s *listSet) decodePlain(b []byte, v uint32, e *dmstore.Entry) error {
 	return nil
 }
 
+// keep keeps in the set (after decodeEntries) the vertices i for which
+// fits(i), called in order, holds, and returns their ids. The entries
+// are swapped, not copied, so each keeps its own buffers.
+func (s *listSet) keep(fits func(i int) bool) []uint32 {
+	n := 0
+	for i := range s.ids {
+		if fits(i) {
+			s.ids[n], s.ids[i] = s.ids[i], s.ids[n]
+			s.dec[n], s.dec[i] = s.dec[i], s.dec[n]
+			n++
+		}
+	}
+	s.ids, s.dec = s.ids[:n], s.dec[:n]
+	return s.ids
+}
+
 // degree is the length of vertex i's list (after decodeEntries).
 func (s *listSet) degree(i int) uint32 { return s.dec[i].Degree }
 

@@ -52,10 +52,10 @@ func (e *engine) probe(it int, s sums) error {
 	return err
 }
 
-// readSample reads the probe's sample through worker 0's reader: the
-// sample's in-list entries, then their lists, then the in-neighbours'
-// out-list entries (their out-degrees) and value words, each step in
-// merged READs.
+// readSample reads the probe's sample through worker 0's reader in three
+// rounds of merged READs: the sample's in-list entries, then the lists
+// of those that fit MaxIn, then the in-neighbours' out-list entries
+// (their out-degrees) and value words.
 func (e *engine) readSample(p *Probe, dangling float64) error {
 	lay := e.st.In
 	if lay == nil {
@@ -77,19 +77,27 @@ func (e *engine) readSample(p *Probe, dangling float64) error {
 	if err := ins.decodeEntries(); err != nil {
 		return err
 	}
-	// Keep the vertices whose in-lists fit MaxIn.
-	kept, total := smp.Vertices[:0], 0
-	for i, v := range smp.Vertices {
-		if d := int(ins.degree(i)); p.MaxIn == 0 || total+d <= p.MaxIn {
-			kept, total = append(kept, v), total+d
+	// Keep the vertices whose in-lists fit MaxIn, and read those lists.
+	total := 0
+	smp.Vertices = ins.keep(func(i int) bool {
+		d := int(ins.degree(i))
+		if p.MaxIn > 0 && total+d > p.MaxIn {
+			return false
 		}
+		total += d
+		return true
+	})
+	if err := ins.queueLists(rd); err != nil {
+		return err
 	}
-	smp.Vertices = kept
-	if err := readLists(ins, rd, kept); err != nil {
+	if err := rd.Flush(); err != nil {
+		return err
+	}
+	if err := ins.decodeLists(); err != nil {
 		return err
 	}
 	smp.Off, smp.In = []int{0}, nil
-	for i := range kept {
+	for i := range smp.Vertices {
 		smp.In = append(smp.In, ins.list(i)...)
 		smp.Off = append(smp.Off, len(smp.In))
 	}
@@ -119,25 +127,4 @@ func (e *engine) readSample(p *Probe, dangling float64) error {
 	}
 	smp.N, smp.Dangling = e.st.N(), dangling
 	return nil
-}
-
-// readLists reads the lists of the set's vertices ids (their entries
-// decoded, then queued again for ids, a prefix-preserving subset).
-func readLists(s *listSet, rd reader, ids []uint32) error {
-	if err := s.queueEntries(rd, ids); err != nil {
-		return err
-	}
-	if err := rd.Flush(); err != nil {
-		return err
-	}
-	if err := s.decodeEntries(); err != nil {
-		return err
-	}
-	if err := s.queueLists(rd); err != nil {
-		return err
-	}
-	if err := rd.Flush(); err != nil {
-		return err
-	}
-	return s.decodeLists()
 }
