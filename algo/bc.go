@@ -208,7 +208,6 @@ func bcAlgorithm() Algorithm {
 		Verify: func(g *csr.Graph, p Params, vals []uint64) error {
 			return VerifyBC(g, p.AllSources(), Floats(vals))
 		},
-		Output: floatOutput(KindBC),
 	}
 }
 

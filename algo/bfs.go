@@ -50,7 +50,6 @@ func bfsAlgorithm() Algorithm {
 		Verify: func(g *csr.Graph, p Params, vals []uint64) error {
 			return VerifyBFS(g, p.Source, Ints(vals))
 		},
-		Output:   intOutput(KindBFS),
 		Sampled:  func(p Params, s *Sample) (string, error) { return CheckBFSSample(p.AllSources(), s) },
 		SampleAt: atEnd,
 	}

@@ -76,7 +76,6 @@ func cdlpAlgorithm() Algorithm {
 		Verify: func(g *csr.Graph, p Params, vals []uint64) error {
 			return VerifyCDLP(g, p.Iterations, vals)
 		},
-		Output: labelOutput(KindCDLP),
 	}
 }
 

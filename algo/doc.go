@@ -4,7 +4,10 @@
 // PageRank, BFS, WCC, SSSP, CDLP, LCC, TC and BC a simple serial reference
 // implementation and a serial verifier, plus reading, writing and
 // validating result files in the LDBC Graphalytics output format
-// (graphalytics.go) and summarising them (summary.go: Summarize).
+// (graphalytics.go) and summarising them (summary.go: Summarize). A run's
+// result, one value word per vertex, is summarised and written from the
+// words in place (resultwords.go: Algorithm.SummarizeResult and
+// WriteResult), decoded by the kernel's Kind, with no copy of them.
 //
 // A kernel is a typed vertex program (Kernel[V]: Init, Contribution,
 // Update) and a Spec naming its reduction (sum, minimum, or the whole

@@ -183,17 +183,8 @@ func NewOutput[T Value](kind Kind, g *csr.Graph, values []T) (*Output, error) {
 // rather than a copy (a result vector decoded for it alone: at a billion
 // edges a copy is 512 MiB more on rank 0).
 func newOutput[T Value](kind Kind, g *csr.Graph, values []T, owned bool) (*Output, error) {
-	if !kind.valid() {
-		return nil, errors.Errorf("algo: invalid output kind %v", kind)
-	}
-	if g == nil {
-		return nil, errors.New("algo: graph is nil")
-	}
-	if uint64(len(values)) != uint64(g.N) {
-		return nil, errors.Errorf("algo: %v result has %d values, want one per vertex (%d)", kind, len(values), g.N)
-	}
-	if g.IDs != nil && uint64(len(g.IDs)) != uint64(g.N) {
-		return nil, errors.Errorf("algo: graph has %d external ids for %d vertices", len(g.IDs), g.N)
+	if err := checkResult(kind, g, len(values)); err != nil {
+		return nil, err
 	}
 	o := &Output{Kind: kind, Source: kind.String() + " result", IDs: make([]uint64, g.N)}
 	for v := range o.IDs {
@@ -236,6 +227,29 @@ func newOutput[T Value](kind Kind, g *csr.Graph, values []T, owned bool) (*Outpu
 	return o, nil
 }
 
+// checkShape checks that n values are one per vertex of g, and that g's
+// external ids, where it holds them in a table, are as many.
+func checkShape(g *csr.Graph, n int) error {
+	if g == nil {
+		return errors.New("graph is nil")
+	}
+	if uint64(n) != uint64(g.N) {
+		return errors.Errorf("result has %d values, want one per vertex (%d)", n, g.N)
+	}
+	if g.IDs != nil && uint64(len(g.IDs)) != uint64(g.N) {
+		return errors.Errorf("graph has %d external ids for %d vertices", len(g.IDs), g.N)
+	}
+	return nil
+}
+
+// checkResult is checkShape for a result of kind, its errors prefixed.
+func checkResult(kind Kind, g *csr.Graph, n int) error {
+	if !kind.valid() {
+		return errors.Errorf("algo: invalid output kind %v", kind)
+	}
+	return errors.WithMessagef(checkShape(g, n), "algo: %v", kind)
+}
+
 // checkFloat rejects the float values no output may hold.
 func checkFloat(x float64) error {
 	if math.IsNaN(x) || math.IsInf(x, -1) {
@@ -244,17 +258,37 @@ func checkFloat(x float64) error {
 	return nil
 }
 
-// formatFloat writes a float with 15 significant digits, +Inf as "infinity".
-// The few values within rounding of math.MaxFloat64, whose 15-digit form
-// would read back as out of range, are written in full.
-func formatFloat(x float64) string {
+// formatFloat writes a float as appendFloat does.
+func formatFloat(x float64) string { return string(appendFloat(nil, x)) }
+
+// appendFloat appends a float with 15 significant digits, +Inf as
+// "infinity". The few values within rounding of math.MaxFloat64, whose
+// 15-digit form would read back as out of range, are written in full.
+func appendFloat(buf []byte, x float64) []byte {
 	if math.IsInf(x, 1) {
-		return "infinity"
+		return append(buf, "infinity"...)
 	}
 	if math.Abs(x) > 1.79769313486231e308 {
-		return strconv.FormatFloat(x, 'e', -1, 64)
+		return strconv.AppendFloat(buf, x, 'e', -1, 64)
 	}
-	return strconv.FormatFloat(x, 'e', 14, 64)
+	return strconv.AppendFloat(buf, x, 'e', 14, 64)
+}
+
+// appendValue appends x as an output value: integers in decimal, floats
+// by appendFloat; NaN and -Inf are errors.
+func appendValue[T Value](buf []byte, x T) ([]byte, error) {
+	switch x := any(x).(type) {
+	case int64:
+		return strconv.AppendInt(buf, x, 10), nil
+	case uint64:
+		return strconv.AppendUint(buf, x, 10), nil
+	case float64:
+		if err := checkFloat(x); err != nil {
+			return buf, err
+		}
+		return appendFloat(buf, x), nil
+	}
+	return buf, nil
 }
 
 // FormatOutput writes values, one per vertex of g, to w in Graphalytics
@@ -267,31 +301,26 @@ func FormatOutput[T Value](w io.Writer, g *csr.Graph, values []T) error {
 
 // formatOutput is FormatOutput with errors not yet prefixed.
 func formatOutput[T Value](w io.Writer, g *csr.Graph, values []T) error {
-	if g == nil {
-		return errors.New("graph is nil")
+	if err := checkShape(g, len(values)); err != nil {
+		return err
 	}
-	if uint64(len(values)) != uint64(g.N) {
-		return errors.Errorf("result has %d values, want one per vertex (%d)", len(values), g.N)
-	}
-	if g.IDs != nil && uint64(len(g.IDs)) != uint64(g.N) {
-		return errors.Errorf("graph has %d external ids for %d vertices", len(g.IDs), g.N)
-	}
+	return writeLines(w, g, func(buf []byte, v int) ([]byte, error) { return appendValue(buf, values[v]) })
+}
+
+// writeLines writes the Graphalytics lines of a result, one per vertex of
+// g (whose shape the caller checked) in dense-id order, to w: the
+// vertex's external id, a space, and what value appends for it (v is the
+// dense id). Every output file and FormatOutput are written by it.
+func writeLines(w io.Writer, g *csr.Graph, value func(buf []byte, v int) ([]byte, error)) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	buf := make([]byte, 0, 64)
-	for v, x := range values {
+	for v := range int(g.N) {
 		id := g.ExternalID(uint32(v))
 		buf = strconv.AppendUint(buf[:0], id, 10)
 		buf = append(buf, ' ')
-		switch x := any(x).(type) {
-		case int64:
-			buf = strconv.AppendInt(buf, x, 10)
-		case uint64:
-			buf = strconv.AppendUint(buf, x, 10)
-		case float64:
-			if err := checkFloat(x); err != nil {
-				return errors.WithMessagef(err, "vertex %d", id)
-			}
-			buf = append(buf, formatFloat(x)...)
+		var err error
+		if buf, err = value(buf, v); err != nil {
+			return errors.WithMessagef(err, "vertex %d", id)
 		}
 		buf = append(buf, '\n')
 		if _, err := bw.Write(buf); err != nil {
@@ -305,8 +334,13 @@ func formatOutput[T Value](w io.Writer, g *csr.Graph, values []T) error {
 // path, through outfile.Write: a regular file is replaced by rename, a
 // device or FIFO written through, "-" is standard output.
 func WriteOutput[T Value](path string, g *csr.Graph, values []T) error {
+	return writeFile(path, func(w io.Writer) error { return formatOutput(w, g, values) })
+}
+
+// writeFile writes to path what format writes, as WriteOutput does.
+func writeFile(path string, format func(io.Writer) error) error {
 	return outfile.Write(path, func(w io.Writer) error {
-		return errors.WithMessagef(formatOutput(w, g, values), "algo: writing %s", path)
+		return errors.WithMessagef(format(w), "algo: writing %s", path)
 	})
 }
 

@@ -57,7 +57,6 @@ func lccAlgorithm() Algorithm {
 		Verify: func(g *csr.Graph, _ Params, vals []uint64) error {
 			return VerifyLCC(g, Floats(vals))
 		},
-		Output: floatOutput(KindLCC),
 	}
 }
 

@@ -72,7 +72,6 @@ func pageRankAlgorithm() Algorithm {
 		Verify: func(g *csr.Graph, p Params, vals []uint64) error {
 			return VerifyPageRank(g, p.Iterations, p.Damping, Floats(vals))
 		},
-		Output:   floatOutput(KindPR),
 		Sampled:  func(p Params, s *Sample) (string, error) { return CheckPageRankSample(p.Damping, s) },
 		SampleAt: func(p Params) int { return p.Iterations - 1 },
 	}

@@ -26,13 +26,17 @@ func Algorithms() []Algorithm {
 }
 
 // Algorithm is one kernel as the harness knows it: its names, the graph it
-// needs, how its parameters are chosen, its program, its serial verifier
-// and how its results are written.
+// needs, how its parameters are chosen, its program and its serial
+// verifier. Its Kind says how its value words are read (resultWords), and
+// so how its results are summarised and written.
 type Algorithm struct {
 	// Name is the --algo value; Aliases are accepted too.
 	Name    string
 	Aliases []string
-	// Kind is the Graphalytics output kind (file suffix, value format).
+	// Kind is the Graphalytics output kind (file suffix, value format):
+	// the kernel's value words are the bits of a float64 for PR, SSSP, LCC
+	// and BC, an int64 for BFS and TC, and for WCC and CDLP the dense id of
+	// the vertex whose external id is the label.
 	Kind Kind
 	// Source says the kernel starts at a source vertex; SourceProperty is
 	// the Graphalytics property that names it (via csr.Meta).
@@ -60,8 +64,6 @@ type Algorithm struct {
 	// serial verifier that shares no code with the engine. nil: the kernel
 	// has none, and --verify fails.
 	Verify func(g *csr.Graph, p Params, vals []uint64) error
-	// Output turns value words into the Graphalytics output of g.
-	Output func(g *csr.Graph, vals []uint64) (*Output, error)
 	// Sampled checks a result too large for one process to verify whole
 	// (--verify on a graph past rank 0's budget): it reads a Sample of the
 	// run, taken before iteration SampleAt(p) (the run's end when past
@@ -151,49 +153,43 @@ func (a Algorithm) VerifyResult(g *csr.Graph, p Params, vals []uint64) error {
 	return a.Verify(g, p, vals)
 }
 
-// WriteResult writes vals as a's Graphalytics output file (through a
-// temporary file that is renamed).
+// Output turns value words, one per vertex of g, into the Graphalytics
+// output of g: a table of its external ids and the values decoded. A
+// float NaN or -Inf, or a label that is not a vertex of g, is an error.
+func (a Algorithm) Output(g *csr.Graph, vals []uint64) (*Output, error) {
+	r, err := readWords(a.Kind, g, vals)
+	if err != nil {
+		return nil, err
+	}
+	return r.output()
+}
+
+// SummarizeResult is Summarize(a.Output(g, vals)), read from the words in
+// place: it allocates nothing per vertex but, for WCC and CDLP, a count
+// per vertex (four bytes each). It fails where Output does.
+func (a Algorithm) SummarizeResult(g *csr.Graph, vals []uint64) (Summary, error) {
+	r, err := readWords(a.Kind, g, vals)
+	if err != nil {
+		return Summary{}, err
+	}
+	return summarize(a.Kind, r), nil
+}
+
+// WriteResult writes vals as a's Graphalytics output file, the bytes
+// FormatOutput writes of the values Output decodes, through outfile.Write
+// as WriteOutput does (a regular file goes to a temporary that is
+// renamed). It decodes each word as it writes it; values Output rejects
+// fail it before anything is written.
 func (a Algorithm) WriteResult(path string, g *csr.Graph, vals []uint64) error {
-	o, err := a.Output(g, vals)
+	r, err := readWords(a.Kind, g, vals)
 	if err != nil {
 		return err
 	}
-	if o.Floats != nil {
-		return WriteOutput(path, g, o.Floats)
-	}
-	return WriteOutput(path, g, o.Ints)
+	return writeFile(path, r.format)
 }
 
 // noParams is Configure for kernels without parameters.
 func noParams(p Params, _ *csr.Meta) (Params, error) { return p, nil }
-
-// floatOutput, intOutput and labelOutput are Output for kernels whose
-// words hold float64 values, integers, or labels that are dense vertex ids
-// (written as the external id of that vertex).
-func floatOutput(kind Kind) func(*csr.Graph, []uint64) (*Output, error) {
-	return func(g *csr.Graph, vals []uint64) (*Output, error) {
-		return newOutput(kind, g, Floats(vals), true)
-	}
-}
-
-func intOutput(kind Kind) func(*csr.Graph, []uint64) (*Output, error) {
-	return func(g *csr.Graph, vals []uint64) (*Output, error) {
-		return newOutput(kind, g, Ints(vals), true)
-	}
-}
-
-func labelOutput(kind Kind) func(*csr.Graph, []uint64) (*Output, error) {
-	return func(g *csr.Graph, vals []uint64) (*Output, error) {
-		v := make([]uint64, len(vals))
-		for i, l := range vals {
-			if l >= uint64(g.N) {
-				return nil, errors.Errorf("algo: %v vertex %d has label %d, not a vertex of the %d", kind, g.ExternalID(uint32(i)), l, g.N)
-			}
-			v[i] = g.ExternalID(uint32(l))
-		}
-		return NewOutput(kind, g, v)
-	}
-}
 
 // Floats decodes value words that hold float64 bits (PageRank, SSSP).
 func Floats(words []uint64) []float64 {

@@ -46,7 +46,6 @@ func ssspAlgorithm() Algorithm {
 		Verify: func(g *csr.Graph, p Params, vals []uint64) error {
 			return VerifySSSP(g, p.Source, Floats(vals))
 		},
-		Output: floatOutput(KindSSSP),
 	}
 }
 

@@ -35,7 +35,6 @@ func tcAlgorithm() Algorithm {
 		Configure: noParams,
 		New:       func(Params) Program { return Words[uint64](TC{}) },
 		Verify:    func(g *csr.Graph, _ Params, vals []uint64) error { return VerifyTC(g, vals) },
-		Output:    intOutput(KindTC),
 	}
 }
 

@@ -40,7 +40,6 @@ func wccAlgorithm() Algorithm {
 		Configure: noParams,
 		New:       func(Params) Program { return Words[uint64](WCC{}) },
 		Verify:    func(g *csr.Graph, _ Params, vals []uint64) error { return VerifyWCC(g, vals) },
-		Output:    labelOutput(KindWCC),
 		Sampled:   func(_ Params, s *Sample) (string, error) { return CheckWCCSample(s) },
 		SampleAt:  atEnd,
 	}

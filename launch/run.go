@@ -531,8 +531,10 @@ func runJobBody(j *Job, rf *runFlags) error {
 	if j.IsRoot() { // the report, the output and the verifier are rank 0's
 		rep = newRunReport(j, out)
 		rep.Parameters.Seed = rf.seed
-		if o, err := out.Algorithm.Output(out.Graph, out.Result.Values); err == nil {
-			rep.Summary = algo.Summarize(o)
+		// Read from the words in place: an Output would cost rank 0 a
+		// table of external ids and a decoded copy (a GiB at kron:26).
+		if s, err := out.Algorithm.SummarizeResult(out.Graph, out.Result.Values); err == nil {
+			rep.Summary = s
 		}
 		j.intr.writing(rf.out, j.Opts.JSON)
 		if rf.out != "" {
