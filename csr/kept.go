@@ -165,6 +165,14 @@ func (k *keptEdges) free() {
 	k.mem.Free()
 }
 
+// bytes is what the kept blocks hold (none once dropped).
+func (k *keptEdges) bytes() int64 {
+	if !k.ok() {
+		return 0
+	}
+	return k.used
+}
+
 // ok says the later passes can read the kept blocks.
 func (k *keptEdges) ok() bool { return k != nil && !k.over }
 

@@ -2,6 +2,7 @@ package csr
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/pkg/errors"
 )
@@ -14,18 +15,22 @@ import (
 // ranges (roundWindows), and Share.Windows routes each round anew when
 // its windows come to be built: every CN takes every round of a sweep of
 // the windows together (Stage.Round), generating or reading its range of
-// the input once per round. Round 0 is routed by OpenStaged itself.
+// the input once per round. Round 0 is routed by OpenStaged itself, and a
+// sweep starts with the round the region holds: sweeps go up and down the
+// rounds in turn (0 to R−1, R−1 to 0), so that each routes R−1 of them.
 
 // stageRounds is one CN's rounds: every chunk's ranges, where every CN's
-// records for every chunk go in a round's region, and how many rounds it
-// has routed.
+// records for every chunk go in a round's region, and the rounds of the
+// sweep under way.
 type stageRounds struct {
 	s      *staged
 	st     Stage
 	r      int
 	bounds [][]uint32 // chunk o's round k is [bounds[o][k], bounds[o][k+1])
-	routed int        // rounds routed so far: the region holds round (routed-1) mod r
-	target int        // the routed count this sweep ends at
+	cur    int        // the round the region holds
+	sweeps int        // sweeps begun
+	seq    []int      // this sweep's rounds in order, cur first
+	next   int        // seq[next] is the next round to route
 }
 
 // roundLayout places every CN's records for every chunk in a round's
@@ -63,12 +68,12 @@ func layRounds(rooms [][]uint64, r int) *roundLayout {
 // records (deg per vertex, plus in when not nil), each bound but the
 // last a whole number of align vertices from lo: r+1 bounds, lo first
 // and hi last (a range may be empty).
-func cutRounds(deg, in []uint64, lo, hi uint32, r int, align uint32) []uint32 {
+func cutRounds(deg, in []uint32, lo, hi uint32, r int, align uint32) []uint32 {
 	recs := func(i uint64) uint64 {
 		if in != nil {
-			return deg[i] + in[i]
+			return uint64(deg[i]) + uint64(in[i])
 		}
-		return deg[i]
+		return uint64(deg[i])
 	}
 	var total uint64
 	for i := range deg {
@@ -110,7 +115,7 @@ func (x *stageRounds) parts() owners {
 // roundWindows cuts the share's rounds (bounds, from the share's Lo)
 // into windows of so.RowBytes (windows), a round that fits being one
 // window: at least one window, empty if the share is.
-func roundWindows(deg, in []uint64, bounds []uint32, weighted bool, so ShareOptions) []uint32 {
+func roundWindows(deg, in []uint32, bounds []uint32, weighted bool, so ShareOptions) []uint32 {
 	lo := bounds[0]
 	wins := []uint32{lo}
 	for k := range len(bounds) - 1 {
@@ -118,7 +123,7 @@ func roundWindows(deg, in []uint64, bounds []uint32, weighted bool, so ShareOpti
 		if a == b {
 			continue
 		}
-		var inK []uint64
+		var inK []uint32
 		if in != nil {
 			inK = in[a-lo : b-lo]
 		}
@@ -134,21 +139,33 @@ func roundWindows(deg, in []uint64, bounds []uint32, weighted bool, so ShareOpti
 	return wins
 }
 
-// begin starts a sweep of the windows: it ends once the CNs have routed
-// every round again (the first sweep: the rounds after OpenStaged's).
+// begin starts a sweep of the windows: its rounds go up from round 0 or
+// down from the last, whichever the region holds (the first sweep: up,
+// from OpenStaged's), so the sweep routes all but that one again.
 func (x *stageRounds) begin() {
-	x.target = (x.routed/x.r + 1) * x.r
+	x.sweeps++
+	x.seq, x.next = x.seq[:0], 1
+	for k := range x.r {
+		x.seq = append(x.seq, k)
+	}
+	if x.cur != 0 {
+		slices.Reverse(x.seq)
+	}
 }
 
+// down reports whether the sweep under way goes down the rounds: its
+// windows come in that order.
+func (x *stageRounds) down() bool { return x.r > 1 && x.seq[0] != 0 }
+
 // at makes the window [lo, hi) of this CN's chunk readable: it routes
-// the rounds up to the window's, with the other CNs.
+// the sweep's rounds up to the window's, with the other CNs.
 func (x *stageRounds) at(lo, hi uint32) error {
 	if lo == hi {
 		return nil
 	}
 	want := roundOf(x.bounds[x.s.cn], uint64(lo))
-	for (x.routed-1)%x.r != want {
-		if x.routed == x.target {
+	for x.cur != want {
+		if x.next == len(x.seq) {
 			return errors.Errorf("csr: %s: round %d of the staged read is not in this sweep", x.s.spec, want)
 		}
 		if err := x.route(); err != nil {
@@ -163,13 +180,13 @@ func (x *stageRounds) at(lo, hi uint32) error {
 // at their next round, if they have one, and returns it.
 func (x *stageRounds) end(err error) error {
 	if err != nil {
-		if x.routed < x.target {
-			x.routed = x.target
+		if x.next < len(x.seq) {
+			x.next = len(x.seq)
 			_, _ = x.st.Round(err, nil)
 		}
 		return err
 	}
-	for x.routed < x.target {
+	for x.next < len(x.seq) {
 		if err := x.route(); err != nil {
 			return err
 		}
@@ -177,13 +194,14 @@ func (x *stageRounds) end(err error) error {
 	return nil
 }
 
-// route routes the next round, once every CN is done reading the last.
-// A failure of any CN's is every CN's, and ends the sweep.
+// route routes the sweep's next round, once every CN is done reading
+// the last. A failure of any CN's is every CN's, and ends the sweep.
 func (x *stageRounds) route() error {
-	k := x.routed % x.r
-	x.routed++
+	k := x.seq[x.next]
+	x.next++
+	x.cur = k
 	fail := func(err error) error {
-		x.routed = x.target
+		x.next = len(x.seq)
 		return err
 	}
 	if _, err := x.st.Round(nil, nil); err != nil {

@@ -12,19 +12,19 @@ import (
 func TestCutRounds(t *testing.T) {
 	for _, c := range []struct {
 		name     string
-		deg, in  []uint64
+		deg, in  []uint32
 		lo       uint32
 		r        int
 		align    uint32
 		want     []uint32
 		wantRecs []uint64 // records in each round
 	}{
-		{"even", []uint64{1, 1, 1, 1}, nil, 10, 2, 1, []uint32{10, 12, 14}, []uint64{2, 2}},
-		{"in-degrees count", []uint64{4, 0, 0, 0}, []uint64{0, 0, 0, 4}, 0, 2, 1, []uint32{0, 1, 4}, []uint64{4, 4}},
-		{"aligned", []uint64{1, 1, 1, 1, 1, 1, 1, 1}, nil, 0, 4, 2, []uint32{0, 2, 4, 6, 8}, []uint64{2, 2, 2, 2}},
-		{"a hub fills rounds", []uint64{9, 1, 1, 1}, nil, 0, 3, 1, []uint32{0, 1, 1, 4}, []uint64{9, 0, 3}},
-		{"more rounds than steps", []uint64{1, 1, 1}, nil, 0, 5, 2, []uint32{0, 2, 2, 2, 3, 3}, []uint64{2, 0, 0, 1, 0}},
-		{"no edges", []uint64{0, 0, 0}, nil, 5, 2, 1, []uint32{5, 6, 8}, []uint64{0, 0}},
+		{"even", []uint32{1, 1, 1, 1}, nil, 10, 2, 1, []uint32{10, 12, 14}, []uint64{2, 2}},
+		{"in-degrees count", []uint32{4, 0, 0, 0}, []uint32{0, 0, 0, 4}, 0, 2, 1, []uint32{0, 1, 4}, []uint64{4, 4}},
+		{"aligned", []uint32{1, 1, 1, 1, 1, 1, 1, 1}, nil, 0, 4, 2, []uint32{0, 2, 4, 6, 8}, []uint64{2, 2, 2, 2}},
+		{"a hub fills rounds", []uint32{9, 1, 1, 1}, nil, 0, 3, 1, []uint32{0, 1, 1, 4}, []uint64{9, 0, 3}},
+		{"more rounds than steps", []uint32{1, 1, 1}, nil, 0, 5, 2, []uint32{0, 2, 2, 2, 3, 3}, []uint64{2, 0, 0, 1, 0}},
+		{"no edges", []uint32{0, 0, 0}, nil, 5, 2, 1, []uint32{5, 6, 8}, []uint64{0, 0}},
 		{"empty chunk", nil, nil, 7, 3, 4, []uint32{7, 7, 7, 7}, []uint64{0, 0, 0}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -36,9 +36,9 @@ func TestCutRounds(t *testing.T) {
 			for k := range c.r {
 				var recs uint64
 				for v := got[k]; v < got[k+1]; v++ {
-					recs += c.deg[v-c.lo]
+					recs += uint64(c.deg[v-c.lo])
 					if c.in != nil {
-						recs += c.in[v-c.lo]
+						recs += uint64(c.in[v-c.lo])
 					}
 					if r := roundOf(got, uint64(v)); r != k {
 						t.Fatalf("roundOf(%d) = %d, want %d", v, r, k)
@@ -65,10 +65,10 @@ func TestLayRounds(t *testing.T) {
 }
 
 func TestRoundWindows(t *testing.T) {
-	deg := []uint64{10, 10, 10, 10, 0, 0}
-	so := ShareOptions{RowBytes: 80, Align: 1}
-	// Rounds [0, 3) and [3, 6) of the share [0, 6); 4 B an edge: 80 B is
-	// two vertices.
+	deg := []uint32{10, 10, 10, 10, 0, 0}
+	so := ShareOptions{RowBytes: 144, Align: 1}
+	// Rounds [0, 3) and [3, 6) of the share [0, 6); 4 B an edge and 32 a
+	// row: 144 B is two vertices of 10 edges.
 	if got, want := roundWindows(deg, nil, []uint32{0, 3, 6}, false, so), []uint32{0, 2, 3, 6}; !slices.Equal(got, want) {
 		t.Fatalf("windows %v, want %v", got, want)
 	}
@@ -113,7 +113,7 @@ func TestRoundsFailure(t *testing.T) {
 			t.Fatalf("window %d: CN 1's error %v, want boom", at, errs[1])
 		}
 		for k, err := range errs {
-			if k != 1 && err == nil && shares[k].win.sweep.routed != shares[k].win.sweep.r {
+			if x := shares[k].win.sweep; k != 1 && err == nil && x.next != len(x.seq) {
 				t.Fatalf("window %d: CN %d ended its sweep early without an error", at, k)
 			}
 		}

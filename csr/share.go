@@ -59,8 +59,8 @@ type Share struct {
 	// Lo+i's) as the input lists them, self-loops dropped by the policy
 	// but parallel edges counted (the builder drops those per vertex):
 	// what the partition saw. An undirected graph's count both directions
-	// (a self-loop once).
-	Degrees []uint64
+	// (a self-loop once). A share's vertex has fewer than 2^32 edges.
+	Degrees []uint32
 	// Top is the vertex of the whole graph with the most of those
 	// degrees, the lowest on ties (0 for a graph without vertices): the
 	// default source of the kernels that take one.
@@ -163,6 +163,25 @@ func top(deg []uint64, lo uint32) (uint32, uint64) {
 		return lo, 0
 	}
 	return lo + uint32(best), deg[best]
+}
+
+// narrow is the degrees deg of the vertices from lo in 32 bits, as a
+// share keeps them: a vertex with 2^32 edges or more is an error.
+func narrow(spec string, deg []uint64, lo uint32) ([]uint32, error) {
+	d := make([]uint32, len(deg))
+	for i, x := range deg {
+		if x > math.MaxUint32 {
+			return nil, tooManyEdges(spec, lo+uint32(i), x)
+		}
+		d[i] = uint32(x)
+	}
+	return d, nil
+}
+
+// tooManyEdges is the error of a vertex v with edges past what a share's
+// degrees hold.
+func tooManyEdges(spec string, v uint32, edges uint64) error {
+	return errors.Errorf("csr: %s: vertex %d (dense id) has %d edges; a share holds fewer than 2^32 a vertex", spec, v, edges)
 }
 
 // SameRows reports whether g and in have the same rows [lo, hi):
@@ -310,12 +329,16 @@ func openShare(spec string, opts Options, so ShareOptions, part func(deg []uint6
 		return nil, nil, errors.Errorf("csr: share [%d, %d) of a graph of %d vertices", lo, hi, n)
 	}
 	t, _ := top(deg, 0)
-	// The share keeps its own vertices' degrees only.
-	deg = slices.Clone(deg[lo:hi])
-	if in != nil {
-		in = slices.Clone(in[lo:hi])
+	// The share keeps its own vertices' degrees only, in 32 bits.
+	d32, err := narrow(spec, deg[lo:hi], lo)
+	var in32 []uint32
+	if err == nil && in != nil {
+		in32, err = narrow(spec, in[lo:hi], lo)
 	}
-	return finishShare(spec, &o, so, pass, h, deg, in, lo, hi, t, undirected, wantIn)
+	if err != nil {
+		return nil, nil, err
+	}
+	return finishShare(spec, &o, so, pass, h, d32, in32, lo, hi, t, undirected, wantIn)
 }
 
 // degreeCounter counts the degrees of a pass's edges: out- and
@@ -391,7 +414,7 @@ func (c *degreeCounter) shape(n uint64, undirected, wantIn bool) (deg, in []uint
 // makes, with the degrees of the first one: deg (and in, nil unless
 // wantIn) are those of [lo, hi), t the vertex Share.Top (h is what the
 // first pass said).
-func finishShare(spec string, o *Options, so ShareOptions, pass func(snk sink) (*header, error), h *header, deg, in []uint64, lo, hi, t uint32, undirected, wantIn bool) (*Share, *Meta, error) {
+func finishShare(spec string, o *Options, so ShareOptions, pass func(snk sink) (*header, error), h *header, deg, in []uint32, lo, hi, t uint32, undirected, wantIn bool) (*Share, *Meta, error) {
 	dropLoops := o.SelfLoops == DropSelfLoops
 	if lo > hi || hi > h.n || uint64(len(deg)) != uint64(hi-lo) || (wantIn && uint64(len(in)) != uint64(hi-lo)) {
 		return nil, nil, errors.Errorf("csr: share [%d, %d) of a graph of %d vertices", lo, hi, h.n)
@@ -564,10 +587,10 @@ type shareRows struct {
 
 // newShareRows lays out the rows [lo, hi), row lo+i holding count[i]
 // edges.
-func newShareRows(count []uint64, lo, hi uint32, weighted bool) *shareRows {
+func newShareRows(count []uint32, lo, hi uint32, weighted bool) *shareRows {
 	off := make([]uint64, hi-lo+1)
 	for i, c := range count[:hi-lo] {
-		off[i+1] = off[i] + c
+		off[i+1] = off[i] + uint64(c)
 	}
 	m := off[hi-lo]
 	r := &shareRows{lo: uint64(lo), off: off, pos: slices.Clone(off[:hi-lo]), dst: make([]uint32, m)}

@@ -163,8 +163,7 @@ type stageRange struct {
 	Sketch   idSketch // of the range's ids
 	Bound    uint64   `json:",omitempty"` // tests: a bound on the vertices (readConfig.vertexBound)
 	Spill    bool     // the range's edges outgrew the budget to keep them: they go to DM
-	Arrays   int      // degree arrays per CN (3: self-loops apart, if any has Loops)
-	Loops    bool     // the range has self-loops the policy keeps
+	Arrays   int      // degree arrays per CN: out-degrees, and in-degrees with Reverse
 	Dropped  uint64   // self-loops the policy drops (every chunk has room for them)
 	Reverse  bool     // edges go to their destination's owner too
 	Weighted bool
@@ -239,9 +238,6 @@ func planStage(all [][]byte) (*stagePlan, []stageRange, error) {
 			p.recBytes = 16
 		}
 		p.dense = r.Dense
-	}
-	if p.arrays == 3 && !slices.ContainsFunc(rs, func(r stageRange) bool { return r.Loops }) {
-		p.arrays = 2 // no self-loops to count apart
 	}
 	if p.dense > 0 {
 		return p.planDense(rs), rs, nil
@@ -559,9 +555,7 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 	in := &stagedInput{o: &o, rc: rc}
 	undirected := o.Undirected
 	r := stageRange{File: spec, Arrays: 1, Reverse: undirected || so.In, StageBytes: uint64(max(so.StageBytes, 0))}
-	if so.In && !undirected {
-		r.Arrays = 3 // out-, in-degrees and kept self-loops
-	} else if undirected {
+	if r.Reverse {
 		r.Arrays = 2
 	}
 	all, err := in.step1(st, spec, cn, cns, &r, err)
@@ -595,7 +589,7 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 	// per CN, and the cut.
 	err = s.mapEdges(m)
 	if err == nil {
-		err = s.writeDegrees(undirected, r.Dropped)
+		err = s.writeDegrees(undirected, r.Edges)
 	}
 	if _, err = st.Step(err, nil); err != nil {
 		return nil, nil, err
@@ -624,7 +618,7 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 	bounds, err := s.cut(cut, all)
 	wantIn := so.In && !undirected
 	var lo, hi uint32
-	var deg, inDeg []uint64
+	var deg, inDeg []uint32
 	if err == nil {
 		s.local, s.bounds = in.kept.ok(), owners(bounds)
 		lo, hi = bounds[cn], bounds[cn+1]
@@ -711,8 +705,22 @@ func (in *stagedInput) first(spec string, cn, cns int, r *stageRange) error {
 	if err := open(spec, cn, cns, r); err != nil {
 		return err
 	}
-	in.kept = newKeptEdges(in.o.keepBytes())
 	dropLoops := in.o.SelfLoops == DropSelfLoops
+	if g := in.gen; g != nil && !dropLoops {
+		// A generator's range is known without generating it, and its
+		// edges are generated again for every pass; they are generated
+		// here only to be kept (or to count the self-loops to drop).
+		r.Edges = min(uint64(in.b)*genBlock, g.M) - min(uint64(in.a)*genBlock, g.M)
+		if r.Edges > 0 {
+			r.MaxID = g.N - 1
+		}
+		if int64(min(r.Edges, math.MaxInt64/8)*8) > in.o.keepBytes() { // 8 B an edge kept
+			in.parsed = true
+			return nil
+		}
+		r.Edges, r.MaxID = 0, 0 // counted as they are generated
+	}
+	in.kept = newKeptEdges(in.o.keepBytes())
 	lines, err := in.parse(func(p *parsedEdges) {
 		b := p.blk
 		if r.Dense == 0 {
@@ -721,8 +729,6 @@ func (in *stagedInput) first(spec string, cn, cns int, r *stageRange) error {
 		in.kept.add(b)
 		if dropLoops {
 			r.Dropped += loops(b.s32, b.d32) + loops(b.s64, b.d64)
-		} else if !r.Loops {
-			r.Loops = loops(b.s32, b.d32)+loops(b.s64, b.d64) > 0
 		}
 		r.Edges += uint64(b.len())
 		r.MaxID = max(r.MaxID, b.maxID)
@@ -838,14 +844,15 @@ type staged struct {
 // stageIO is how many bytes a staged read moves per Read or Write.
 const stageIO = 4 << 20
 
-// writeWords writes words at off of mem, stageIO bytes at a time.
-func writeWords(mem Staging, off uint64, words []uint64) error {
+// writeWords writes words at off of mem as 64-bit words, stageIO bytes
+// at a time.
+func writeWords[T uint32 | uint64](mem Staging, off uint64, words []T) error {
 	buf := make([]byte, 0, min(stageIO, 8*len(words)))
 	for len(words) > 0 {
 		k := min(len(words), stageIO/8)
 		buf = buf[:0]
 		for _, w := range words[:k] {
-			buf = binary.LittleEndian.AppendUint64(buf, w)
+			buf = binary.LittleEndian.AppendUint64(buf, uint64(w))
 		}
 		if err := mem.Write(off, buf); err != nil {
 			return err
@@ -877,55 +884,60 @@ func readWords(mem Staging, dst []uint64, off uint64, f func(a, b uint64) uint64
 	return nil
 }
 
-// writeDegrees is step 4: this CN's edges' degree counts, written a
-// slice of the vertices at a time (the slices of step 5), each counted
-// in a pass over its edges: a CN holds the counts of |V|/C vertices, not
-// of every vertex, for C passes over its kept (or spilled) edges.
-// dropped is the self-loops of the range that the policy drops.
-func (s *staged) writeDegrees(undirected bool, dropped uint64) error {
+// writeDegrees is step 4: the degree counts of this CN's edges (edges
+// of them), written a range of the vertices at a time, each counted in a
+// pass over the edges: as many vertices a pass as their counters fit the
+// load's budget (Options.KeepBytes) beside the kept edges, in 32 bits
+// when no count can pass them, and at most C passes (a slice of step 5
+// each: three words a vertex of it before this budget, 805 MB at
+// kron:26 on cn:2, in two passes; now two half-words a vertex, 512 MiB,
+// in one).
+func (s *staged) writeDegrees(undirected bool, edges uint64) error {
+	budget := uint64(max(s.in.o.keepBytes()-s.in.kept.bytes(), 0))
+	if edges <= math.MaxUint32 {
+		return countDegrees(s, undirected, budget, 4, (*hugemem.Arena).Uint32s)
+	}
+	return countDegrees(s, undirected, budget, 8, (*hugemem.Arena).Words)
+}
+
+// countDegrees is writeDegrees with counters of size bytes, mapped by
+// alloc and unmapped at the end, not left to the collector.
+func countDegrees[T uint32 | uint64](s *staged, undirected bool, budget, size uint64, alloc func(*hugemem.Arena, int) []T) error {
 	p := s.p
-	n := uint64(s.p.n)
+	n := uint64(p.n)
+	per := uint64(p.arrays) * size // bytes a vertex
+	passes := min(max((n*per+budget-1)/max(budget, 1), 1), uint64(p.cns))
 	dropLoops := s.in.o.SelfLoops == DropSelfLoops
-	// The arrays of the widest slice, mapped once and unmapped at the
-	// end (805 MB a CN at kron:26 on cn:2), not left to the collector.
+	loopIn := p.arrays > 1 && !undirected // a directed self-loop is an in-edge too
 	var mem hugemem.Arena
 	defer mem.Free()
-	var widest uint64
-	for c := range p.cns {
-		lo, hi := s.slice(c, n)
-		widest = max(widest, hi-lo)
+	arrs := make([][]T, p.arrays)
+	for a := range arrs {
+		arrs[a] = alloc(&mem, int((n+passes-1)/passes))
 	}
-	full := make([][]uint64, p.arrays)
-	for a := range full {
-		full[a] = mem.Words(int(widest))
-	}
-	for c := range p.cns {
-		lo, hi := s.slice(c, n)
+	for k := range passes {
+		lo, hi := k*n/passes, (k+1)*n/passes
 		w := hi - lo
-		arrs := make([][]uint64, p.arrays)
 		for a := range arrs {
-			arrs[a] = full[a][:w]
+			arrs[a] = arrs[a][:w]
 			clear(arrs[a])
 		}
-		deg, in := arrs[0], arrs[min(1, p.arrays-1)]
-		var loopDeg []uint64
-		if p.arrays == 3 {
-			loopDeg = arrs[2]
-		}
+		deg, in := arrs[0], arrs[len(arrs)-1]
 		_, err := batches(func(snk sink) (*header, error) { return nil, s.in.send(snk) }, func(es []edgeRec) {
 			for _, e := range es {
-				i, j := e.s-lo, e.d-lo // past the slice when they wrap
-				if e.s != e.d {
+				i, j := e.s-lo, e.d-lo // past the range when they wrap
+				switch {
+				case e.s != e.d:
 					if i < w {
 						deg[i]++
 					}
 					if j < w && p.arrays > 1 {
 						in[j]++
 					}
-				} else if !dropLoops && i < w {
+				case !dropLoops && i < w:
 					deg[i]++
-					if loopDeg != nil {
-						loopDeg[i]++
+					if loopIn {
+						in[i]++
 					}
 				}
 			}
@@ -934,7 +946,7 @@ func (s *staged) writeDegrees(undirected bool, dropped uint64) error {
 			return err
 		}
 		for a, arr := range arrs {
-			if err := writeWords(s.mem, p.locBase+8*(uint64(p.n)*uint64(s.cn*p.arrays+a)+lo), arr); err != nil {
+			if err := writeWords(s.mem, p.locBase+8*(n*uint64(s.cn*p.arrays+a)+lo), arr); err != nil {
 				return err
 			}
 		}
@@ -1069,26 +1081,49 @@ func (s *staged) cut(cut Cutter, all [][]byte) ([]uint32, error) {
 // chunkDegrees reads the summed degrees of the chunk [lo, hi): the
 // partition's (an undirected graph's both directions, a self-loop once)
 // and with wantIn the in-degrees (self-loops included).
-func (s *staged) chunkDegrees(lo, hi uint32, undirected, wantIn bool) (deg, in []uint64, err error) {
+func (s *staged) chunkDegrees(lo, hi uint32, undirected, wantIn bool) (deg, in []uint32, err error) {
 	p := s.p
-	read := func(a int, f func(x, y uint64) uint64, dst []uint64) error {
-		return readWords(s.mem, dst, p.sumBase+8*(uint64(p.n)*uint64(a)+uint64(lo)), f)
+	read := func(a int, dst []uint32, add bool) error {
+		return readDegrees(s.mem, dst, p.sumBase+8*(uint64(p.n)*uint64(a)+uint64(lo)), add, func(i int, x uint64) error {
+			return tooManyEdges(s.spec, lo+uint32(i), x)
+		})
 	}
-	add := func(x, y uint64) uint64 { return x + y }
-	deg = make([]uint64, hi-lo)
-	if err = read(0, nil, deg); err != nil {
+	deg = make([]uint32, hi-lo)
+	if err = read(0, deg, false); err != nil {
 		return nil, nil, err
 	}
 	switch {
 	case undirected:
-		err = read(1, add, deg)
+		err = read(1, deg, true)
 	case wantIn:
-		in = make([]uint64, hi-lo)
-		if err = read(1, nil, in); err == nil && p.arrays == 3 {
-			err = read(2, add, in)
-		}
+		in = make([]uint32, hi-lo)
+		err = read(1, in, false)
 	}
 	return deg, in, err
+}
+
+// readDegrees reads len(dst) words at off of mem into dst (added to it
+// with add), a piece at a time: degrees of a share, each of which must
+// fit 32 bits (else the error of over, given the index in dst).
+func readDegrees(mem Staging, dst []uint32, off uint64, add bool, over func(i int, x uint64) error) error {
+	piece := make([]uint64, min(len(dst), stageIO/8))
+	for at := 0; at < len(dst); {
+		k := min(len(dst)-at, len(piece))
+		if err := readWords(mem, piece[:k], off, nil); err != nil {
+			return err
+		}
+		for i, x := range piece[:k] {
+			if add {
+				x += uint64(dst[at+i])
+			}
+			if x > math.MaxUint32 {
+				return over(at+i, x)
+			}
+			dst[at+i] = uint32(x)
+		}
+		off, at = off+8*uint64(k), at+k
+	}
+	return nil
 }
 
 // owners routes edges to the chunks of bounds.
@@ -1229,7 +1264,7 @@ func (r *router) flush(o int) {
 // with more, this CN cuts its own (deg and in, its chunk's degrees) and
 // every CN learns every CN's in a Step, which takes err (an earlier
 // error) if there is one.
-func (s *staged) cutRounds(st Stage, deg, in []uint64, err error) (*stageRounds, error) {
+func (s *staged) cutRounds(st Stage, deg, in []uint32, err error) (*stageRounds, error) {
 	p := s.p
 	x := &stageRounds{s: s, st: st, r: p.rounds, bounds: make([][]uint32, p.cns)}
 	if p.rounds == 1 {

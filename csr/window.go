@@ -1,6 +1,9 @@
 package csr
 
-import "runtime/debug"
+import (
+	"runtime/debug"
+	"slices"
+)
 
 // windowed is what a windowed share keeps to build its rows window by
 // window: the pass over the input and the first pass's counts.
@@ -9,7 +12,7 @@ type windowed struct {
 	pass    func(snk sink) (*header, error)
 	spec    string
 	o       Options
-	in      []uint64 // in-degrees, when the in-rows are built
+	in      []uint32 // in-degrees, when the in-rows are built
 	wantIn  bool
 	meta    *Meta
 	counted bool // meta holds the dropped self-loops and duplicates; sym is known
@@ -21,16 +24,22 @@ type windowed struct {
 }
 
 // windows cuts the share [lo, hi) into windows whose rows (out-rows by
-// deg, in-rows by in when not nil, both the share's) fit so.RowBytes, each a whole number
-// of so.Align vertices from lo (the last one excepted), and at least one
-// such step. It returns nil when the whole share fits.
-func windows(deg, in []uint64, lo, hi uint32, weighted bool, so ShareOptions) []uint32 {
+// deg, in-rows by in when not nil, both the share's) fit so.RowBytes,
+// each a whole number of so.Align vertices from lo (the last one
+// excepted), and at least one such step. A row costs its entries and
+// rowBytes of offsets and counts while it is built. It returns nil when
+// the whole share fits.
+func windows(deg, in []uint32, lo, hi uint32, weighted bool, so ShareOptions) []uint32 {
 	if so.RowBytes <= 0 {
 		return nil
 	}
 	per := uint64(4)
 	if weighted {
 		per += 8
+	}
+	rows := uint64(rowBytes)
+	if in != nil {
+		rows *= 2
 	}
 	align := uint64(so.align())
 	budget := uint64(so.RowBytes)
@@ -40,12 +49,12 @@ func windows(deg, in []uint64, lo, hi uint32, weighted bool, so ShareOptions) []
 		b := min(a+align, uint64(hi))
 		var c uint64
 		for i := a - uint64(lo); i < b-uint64(lo); i++ {
-			c += deg[i]
+			c += uint64(deg[i])
 			if in != nil {
-				c += in[i]
+				c += uint64(in[i])
 			}
 		}
-		c *= per
+		c = c*per + (b-a)*rows
 		if used > 0 && used+c > budget {
 			bounds = append(bounds, uint32(a))
 			used = 0
@@ -58,6 +67,11 @@ func windows(deg, in []uint64, lo, hi uint32, weighted bool, so ShareOptions) []
 	}
 	return append(bounds, hi)
 }
+
+// rowBytes is what a row costs beside its entries while a share builds
+// it: its offset and fill position (newShareRows), and its count and new
+// offset after de-duplication (finishRows), 8 bytes each.
+const rowBytes = 32
 
 // Rounds is how many rounds a staged read routed the share's edges in
 // (ShareOptions.StageBytes): 1 for any other share.
@@ -91,7 +105,9 @@ func (s *Share) Windowed() bool { return s.win != nil }
 //
 // A staged read's share in rounds (ShareOptions.StageBytes) routes them
 // as its windows need them, with every other CN: every CN must sweep its
-// share's windows as often as the others, at the same time.
+// share's windows as often as the others, at the same time. Its sweeps go
+// up and down the rounds in turn, and the windows with them: every other
+// call passes them in reverse.
 func (s *Share) Windows(f func(g, in *Graph, lo, hi uint32) error) error {
 	w := s.win
 	if w == nil {
@@ -113,6 +129,9 @@ func (w *windowed) windows(s *Share, f func(g, in *Graph, lo, hi uint32) error) 
 		if kept == nil || i != kept.i {
 			todo = append(todo, i)
 		}
+	}
+	if w.sweep != nil && w.sweep.down() { // the rounds' order (rounds.go)
+		slices.Reverse(todo)
 	}
 	if kept != nil {
 		if err := f(kept.g, kept.in, w.bounds[kept.i], w.bounds[kept.i+1]); err != nil {
@@ -167,7 +186,7 @@ type builtWindow struct {
 // build makes the rows of the window [lo, hi) of a share from first in
 // one pass: the out-rows (counted by deg, the window's), and the in-rows
 // when the share has them.
-func (w *windowed) build(v *Graph, deg []uint64, lo, hi, first uint32) (g, in *Graph, loops, dups uint64, err error) {
+func (w *windowed) build(v *Graph, deg []uint32, lo, hi, first uint32) (g, in *Graph, loops, dups uint64, err error) {
 	var inRows *shareRows
 	if w.wantIn {
 		inRows = newShareRows(w.in[lo-first:hi-first], lo, hi, w.weighted)

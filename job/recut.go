@@ -126,5 +126,5 @@ func readCut(w *spmd.World, cfg *Config, src *stored, srcAux pool.Extent, ep ver
 			return nil, nil, err
 		}
 	}
-	return &csr.Share{Graph: g, In: in, Lo: lo, Hi: hi, Degrees: deg[lo:hi], Top: src.Top}, chunks, nil
+	return &csr.Share{Graph: g, In: in, Lo: lo, Hi: hi, Degrees: all[lo:hi], Top: src.Top}, chunks, nil
 }
