@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"runtime/metrics"
@@ -154,5 +155,39 @@ func BenchmarkParseBlock(b *testing.B) {
 				b.Fatal(msg)
 			}
 		}
+	}
+}
+
+// BenchmarkShareRowsAdd adds edges at random to rows of 4 M vertices of
+// 24 edges each (384 MiB of slots), one at a time and buffered by bucket
+// (scatter.go): ns per edge.
+func BenchmarkShareRowsAdd(b *testing.B) {
+	const n, per = 4 << 20, 24
+	count := make([]uint32, n)
+	for i := range count {
+		count[i] = per
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	src := make([]uint64, n*per)
+	for i := range src {
+		src[i] = uint64(i / per)
+	}
+	r.Shuffle(len(src), func(i, j int) { src[i], src[j] = src[j], src[i] })
+	for _, buffered := range []bool{false, true} {
+		b.Run(map[bool]string{false: "at-once", true: "buffered"}[buffered], func(b *testing.B) {
+			rows := newShareRows(count, 0, n, false)
+			if !buffered {
+				rows.buf = nil
+			}
+			b.ResetTimer()
+			for range b.N {
+				copy(rows.pos, rows.off[:n])
+				for k, s := range src {
+					rows.add(s, uint64(k), 0)
+				}
+				rows.flush()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(src)), "ns/edge")
+		})
 	}
 }

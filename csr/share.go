@@ -505,7 +505,7 @@ type rowPass struct {
 func (r *rowPass) run(pass func(snk sink) (*header, error)) (*header, error) {
 	lo, hi := uint64(r.lo), uint64(r.hi)
 	out, rows := r.out, r.in
-	return batches(pass, func(es []edgeRec) {
+	h, err := batches(pass, func(es []edgeRec) {
 		var sum uint64
 		for _, e := range es {
 			s, d, w := e.s, e.d, e.w
@@ -534,6 +534,12 @@ func (r *rowPass) run(pass func(snk sink) (*header, error)) (*header, error) {
 		}
 		r.inSum += sum
 	})
+	for _, x := range []*shareRows{out, rows} {
+		if x != nil {
+			x.flush()
+		}
+	}
+	return h, err
 }
 
 // outPrint is the fingerprint of the out-rows r of a share, not yet
@@ -583,6 +589,7 @@ type shareRows struct {
 	pos []uint64 // the next free slot of each row
 	dst []uint32
 	ws  []float64 // nil: unweighted
+	buf *scatter  // nil: edges are added at once (scatter.go)
 }
 
 // newShareRows lays out the rows [lo, hi), row lo+i holding count[i]
@@ -597,6 +604,7 @@ func newShareRows(count []uint32, lo, hi uint32, weighted bool) *shareRows {
 	if weighted {
 		r.ws = make([]float64, m)
 	}
+	r.buf = newScatter(uint64(hi-lo), m, weighted)
 	return r
 }
 
@@ -613,7 +621,32 @@ func (r *shareRows) graph(v *Graph, directed bool, o *Options) (*Graph, uint64) 
 // changed, as the rows are thrown away. Not checking the row's end on
 // every edge saves loading its offset, a cache miss for in-rows.
 func (r *shareRows) add(s, d uint64, w float64) {
-	i := s - r.lo
+	if r.buf == nil {
+		r.put(s-r.lo, d, w)
+	} else if r.buf.put(s-r.lo, d, w) {
+		r.flush()
+	}
+}
+
+// flush adds the buffered edges, a bucket of rows at a time: every pass
+// that adds edges flushes them at its end.
+func (r *shareRows) flush() {
+	x := r.buf
+	if x == nil {
+		return
+	}
+	n := x.sorted()
+	for j, i := range x.srow[:n] {
+		w := 0.0
+		if x.ws != nil {
+			w = x.sws[j]
+		}
+		r.put(uint64(i), uint64(x.sdst[j]), w)
+	}
+}
+
+// put puts edge lo+i→d (weight w) in its row.
+func (r *shareRows) put(i, d uint64, w float64) {
 	k := r.pos[i]
 	r.pos[i] = k + 1
 	if k >= uint64(len(r.dst)) {
