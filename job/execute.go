@@ -447,6 +447,9 @@ func (x *execution) compute() error {
 	if x.sample {
 		probe = newProbe(x.alg, x.out, x.top)
 	}
+	if p := cfg.ComputeGCPercent; p > 0 {
+		defer debug.SetGCPercent(debug.SetGCPercent(p))
+	}
 	if err := compute(w, x.net, x.st, x.eps, x.puller, x.degrees, cfg, x.alg, x.out, probe); err != nil {
 		return err
 	}

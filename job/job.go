@@ -58,6 +58,12 @@ type Config struct {
 	// Packed packs the DM layouts' edge lists (dmstore.LayoutConfig.Packed:
 	// about half the bytes, decoded by the CNs): --compress.
 	Packed bool
+	// ComputeGCPercent, if above 0, is the garbage collector's percent
+	// (debug.SetGCPercent) while a CN computes, restored after: a
+	// process of its own sets it (in one process the ranks share it).
+	// Most of a CN's state is mapped apart (hugemem), and what the
+	// iterations leave on the heap would otherwise wait for it to double.
+	ComputeGCPercent int
 	// RowBytes bounds the rows a CN builds at once
 	// (csr.ShareOptions.RowBytes, at least MinRowBytes); 0: no bound.
 	RowBytes int64

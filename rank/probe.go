@@ -8,6 +8,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/dmg-hpc/dmg/algo"
+	"github.com/dmg-hpc/dmg/verbs"
 )
 
 // Probe is a sample of a run that rank 0 reads from DM before iteration
@@ -52,7 +53,7 @@ func (e *engine) probe(it int, s sums) error {
 	return err
 }
 
-// readSample reads the probe's sample through worker 0's reader in three
+// readSample reads the probe's sample on worker 0's endpoint in three
 // rounds of merged READs: the sample's in-list entries, then the lists
 // of those that fit MaxIn, then the in-neighbours' out-list entries
 // (their out-degrees) and value words.
@@ -64,7 +65,15 @@ func (e *engine) readSample(p *Probe, dangling float64) error {
 		}
 		lay = e.st.Out
 	}
-	smp, rd := p.Sample, e.wks[0].rd
+	// A reader of its own, joining only adjacent reads: with the
+	// fabric's gap, the sample's 30 k scattered reads of a billion-edge
+	// graph's values and index joined into runs over most of them, which
+	// worker 0's reader then held (190 MB more on rank 0 at kron:26).
+	rd, err := verbs.NewReadMerger(e.wks[0].ep, e.net, 0, maxMergedRead)
+	if err != nil {
+		return err
+	}
+	smp := p.Sample
 	slices.Sort(smp.Vertices)
 	smp.Vertices = slices.Compact(smp.Vertices)
 	ins := newListSet(lay)
