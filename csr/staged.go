@@ -520,8 +520,9 @@ func (in *stagedInput) send(snk sink) error {
 //  3. CN k merges slice k of every CN's ids and says how many it holds:
 //     the slices' counts number the dense ids. Each CN maps its edges to
 //     dense ids a slice (or a group of slices) at a time.
-//  4. Each CN counts its range's degrees a slice of the vertices at a
-//     time (|V|/C of them, C passes over its kept edges) and writes them.
+//  4. Each CN counts its range's degrees, as many vertices a pass as
+//     fit the budget beside its kept edges (at most C passes, |V|/C
+//     vertices each), and writes them.
 //  5. Each CN sums its slice of every CN's counts, writes the sums and
 //     tells the others its slice's total and its vertex with the most.
 //  6. Each CN places the cut's boundaries that fall in its slice
@@ -538,8 +539,9 @@ func (in *stagedInput) send(snk sink) error {
 // (Share.ExternalID), so the staging memory must stay open until its ids
 // are read and, for a windowed share, until it is loaded (a share built
 // whole frees its kept edges before it returns). Memory: the kept edges of the range
-// (Options.KeepBytes), a slice of the id map, O(|V|/C) words of degrees
-// (a slice, then the chunk's), and the rows as OpenShareWith builds them
+// (Options.KeepBytes), a slice of the id map, step 4's counters (within
+// that budget beside the kept edges), O(|V|/C) words of degrees (a
+// slice, then the chunk's in 32 bits), and the rows as OpenShareWith builds them
 // (ShareOptions.RowBytes), over the chunk's vertices only.
 func OpenStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage, cn, cns int) (*Share, *Meta, error) {
 	return openStaged(spec, opts, so, cut, st, cn, cns, nil)

@@ -7,6 +7,7 @@ import (
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/csr"
 	"github.com/dmg-hpc/dmg/dmstore"
+	"github.com/dmg-hpc/dmg/hugemem"
 	"github.com/dmg-hpc/dmg/rank"
 	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/dmg-hpc/dmg/verbs"
@@ -55,13 +56,15 @@ func eachWindow(sh *csr.Share, f func(g, in *csr.Graph, lo, hi uint32) error) er
 	})
 }
 
-// measure sweeps CN k's share: edges, degrees, layout sizes, and the
-// check of the algorithm's weights.
-func measure(w *spmd.World, cfg *Config, alg algo.Algorithm, sh *csr.Share, chunks []uint32) (chunkFacts, error) {
+// measure sweeps CN k's share: edges, degrees (in mem, which the caller
+// frees once it is done with them: they are the engine's through the
+// run, off the collected heap), layout sizes, and the check of the
+// algorithm's weights.
+func measure(w *spmd.World, cfg *Config, alg algo.Algorithm, sh *csr.Share, chunks []uint32, mem *hugemem.Arena) (chunkFacts, error) {
 	k := w.Index
 	lo, hi := chunks[k], chunks[k+1]
 	ocfg, icfg := layoutConfigs(w, cfg, chunks)
-	f := chunkFacts{degrees: make([]uint32, hi-lo)}
+	f := chunkFacts{degrees: mem.Uint32s(int(hi - lo))}
 	err := eachWindow(sh, func(g, in *csr.Graph, a, b uint32) error {
 		f.weighted = g.Weights != nil
 		if alg.NonNegativeWeights {

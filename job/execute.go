@@ -9,6 +9,7 @@ import (
 
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/hugemem"
 	"github.com/dmg-hpc/dmg/rank"
 	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/dmg-hpc/dmg/verbs"
@@ -75,6 +76,7 @@ type execution struct {
 	eps      []verbs.Endpoint
 	puller   verbs.Endpoint
 	degrees  []uint32
+	degMem   hugemem.Arena // the degrees', freed by release
 	sample   bool // --verify by a sample (verify.go)
 }
 
@@ -118,6 +120,7 @@ func (x *execution) release() {
 	if x.pl != nil {
 		x.pl.abandon()
 	}
+	x.degMem.Free() // the engine is done with the degrees
 }
 
 // params checks the parameters and the output paths before any reading,
@@ -182,7 +185,7 @@ func (x *execution) read() error {
 			err = fitsBudget(cfg.CNMem, w.Index, x.sh.Hi-x.sh.Lo)
 		}
 		if err == nil {
-			x.facts, err = measure(w, cfg, x.alg, x.sh, x.out.Chunks)
+			x.facts, err = measure(w, cfg, x.alg, x.sh, x.out.Chunks, &x.degMem)
 		}
 	} else if x.stg != nil {
 		err = csr.ServeStaged(x.stg)

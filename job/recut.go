@@ -5,6 +5,7 @@ import (
 	"github.com/dmg-hpc/dmg/balance"
 	"github.com/dmg-hpc/dmg/csr"
 	"github.com/dmg-hpc/dmg/dmstore"
+	"github.com/dmg-hpc/dmg/hugemem"
 	"github.com/dmg-hpc/dmg/pool"
 	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/dmg-hpc/dmg/verbs"
@@ -34,7 +35,9 @@ func recut(w *spmd.World, cfg *Config, alg algo.Algorithm, src *stored, srcAux p
 	oc := src.Layouts.Out.Config
 	lc.Layout = dmstore.LayoutConfig{EntrySize: oc.EntrySize, BatchVertices: oc.BatchVertices, Granule: oc.Granule, NoInPlace: oc.NoInPlace}
 	lc.Packed = src.Layouts.packed()
-	facts, err := measure(w, &lc, alg, sh, chunks)
+	var mem hugemem.Arena
+	defer mem.Free()
+	facts, err := measure(w, &lc, alg, sh, chunks, &mem)
 	if err := agree(err); err != nil {
 		return nil, none, err
 	}

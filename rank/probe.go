@@ -53,6 +53,9 @@ func (e *engine) probe(it int, s sums) error {
 	return err
 }
 
+// sampleReads is how many in-neighbours readSample reads at a time.
+const sampleReads = 4096
+
 // readSample reads the probe's sample on worker 0's endpoint in three
 // rounds of merged READs: the sample's in-list entries, then the lists
 // of those that fit MaxIn, then the in-neighbours' out-list entries
@@ -110,29 +113,37 @@ func (e *engine) readSample(p *Probe, dangling float64) error {
 		smp.In = append(smp.In, ins.list(i)...)
 		smp.Off = append(smp.Off, len(smp.In))
 	}
-	// The in-neighbours' out-degrees and values, each read once.
+	// The in-neighbours' out-degrees and values, each read once, a
+	// piece at a time: the fabric holds a piece's READs in flight, not
+	// all 30 k at once.
 	us := slices.Compact(slices.Sorted(slices.Values(smp.In)))
+	vals, degs := make([]uint64, len(us)), make([]uint32, len(us))
 	outs := newListSet(e.st.Out)
-	if err := outs.queueEntries(rd, us); err != nil {
-		return err
-	}
-	words := make([]byte, 8*len(us))
-	for i, u := range us {
-		if err := rd.Read(words[8*i:8*i+8], e.st.ValueAddr(u)); err != nil {
+	words := make([]byte, 8*min(len(us), sampleReads))
+	for a := 0; a < len(us); a += sampleReads {
+		part := us[a:min(a+sampleReads, len(us))]
+		if err := outs.queueEntries(rd, part); err != nil {
 			return err
 		}
-	}
-	if err := rd.Flush(); err != nil {
-		return err
-	}
-	if err := outs.decodeEntries(); err != nil {
-		return err
+		for i, u := range part {
+			if err := rd.Read(words[8*i:8*i+8], e.st.ValueAddr(u)); err != nil {
+				return err
+			}
+		}
+		if err := rd.Flush(); err != nil {
+			return err
+		}
+		if err := outs.decodeEntries(); err != nil {
+			return err
+		}
+		for i := range part {
+			vals[a+i], degs[a+i] = binary.LittleEndian.Uint64(words[8*i:]), outs.degree(i)
+		}
 	}
 	smp.Values, smp.Degrees = make([]uint64, len(smp.In)), make([]uint32, len(smp.In))
 	for k, u := range smp.In {
 		i, _ := slices.BinarySearch(us, u)
-		smp.Values[k] = binary.LittleEndian.Uint64(words[8*i:])
-		smp.Degrees[k] = outs.degree(i)
+		smp.Values[k], smp.Degrees[k] = vals[i], degs[i]
 	}
 	smp.N, smp.Dangling = e.st.N(), dangling
 	return nil
