@@ -77,7 +77,7 @@ type execution struct {
 	puller   verbs.Endpoint
 	degrees  []uint32
 	degMem   hugemem.Arena // the degrees', freed by release
-	sample   bool // --verify by a sample (verify.go)
+	sample   bool          // --verify by a sample (verify.go)
 }
 
 func (x *execution) phase(i int) {
