@@ -28,7 +28,6 @@ type stageRounds struct {
 	r      int
 	bounds [][]uint32 // chunk o's round k is [bounds[o][k], bounds[o][k+1])
 	cur    int        // the round the region holds
-	sweeps int        // sweeps begun
 	seq    []int      // this sweep's rounds in order, cur first
 	next   int        // seq[next] is the next round to route
 }
@@ -143,7 +142,6 @@ func roundWindows(deg, in []uint32, bounds []uint32, weighted bool, so ShareOpti
 // down from the last, whichever the region holds (the first sweep: up,
 // from OpenStaged's), so the sweep routes all but that one again.
 func (x *stageRounds) begin() {
-	x.sweeps++
 	x.seq, x.next = x.seq[:0], 1
 	for k := range x.r {
 		x.seq = append(x.seq, k)

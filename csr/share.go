@@ -169,19 +169,26 @@ func top(deg []uint64, lo uint32) (uint32, uint64) {
 // share keeps them: a vertex with 2^32 edges or more is an error.
 func narrow(spec string, deg []uint64, lo uint32) ([]uint32, error) {
 	d := make([]uint32, len(deg))
-	for i, x := range deg {
-		if x > math.MaxUint32 {
-			return nil, tooManyEdges(spec, lo+uint32(i), x)
-		}
-		d[i] = uint32(x)
+	if err := narrowTo(spec, d, deg, lo, false); err != nil {
+		return nil, err
 	}
 	return d, nil
 }
 
-// tooManyEdges is the error of a vertex v with edges past what a share's
-// degrees hold.
-func tooManyEdges(spec string, v uint32, edges uint64) error {
-	return errors.Errorf("csr: %s: vertex %d (dense id) has %d edges; a share holds fewer than 2^32 a vertex", spec, v, edges)
+// narrowTo puts the degrees deg of the vertices from lo into dst (added
+// to what it holds, with add) in 32 bits, or returns the error of the
+// first vertex with 2^32 edges or more.
+func narrowTo(spec string, dst []uint32, deg []uint64, lo uint32, add bool) error {
+	for i, x := range deg {
+		if add {
+			x += uint64(dst[i])
+		}
+		if x > math.MaxUint32 {
+			return errors.Errorf("csr: %s: vertex %d (dense id) has %d edges; a share holds fewer than 2^32 a vertex", spec, lo+uint32(i), x)
+		}
+		dst[i] = uint32(x)
+	}
+	return nil
 }
 
 // SameRows reports whether g and in have the same rows [lo, hi):

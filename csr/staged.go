@@ -712,15 +712,14 @@ func (in *stagedInput) first(spec string, cn, cns int, r *stageRange) error {
 		// A generator's range is known without generating it, and its
 		// edges are generated again for every pass; they are generated
 		// here only to be kept (or to count the self-loops to drop).
-		r.Edges = min(uint64(in.b)*genBlock, g.M) - min(uint64(in.a)*genBlock, g.M)
-		if r.Edges > 0 {
-			r.MaxID = g.N - 1
-		}
-		if int64(min(r.Edges, math.MaxInt64/8)*8) > in.o.keepBytes() { // 8 B an edge kept
+		edges := min(uint64(in.b)*genBlock, g.M) - min(uint64(in.a)*genBlock, g.M)
+		if int64(min(edges, math.MaxInt64/8)*8) > in.o.keepBytes() { // 8 B an edge kept
+			if r.Edges = edges; edges > 0 {
+				r.MaxID = g.N - 1
+			}
 			in.parsed = true
 			return nil
 		}
-		r.Edges, r.MaxID = 0, 0 // counted as they are generated
 	}
 	in.kept = newKeptEdges(in.o.keepBytes())
 	lines, err := in.parse(func(p *parsedEdges) {
@@ -897,17 +896,17 @@ func readWords(mem Staging, dst []uint64, off uint64, f func(a, b uint64) uint64
 func (s *staged) writeDegrees(undirected bool, edges uint64) error {
 	budget := uint64(max(s.in.o.keepBytes()-s.in.kept.bytes(), 0))
 	if edges <= math.MaxUint32 {
-		return countDegrees(s, undirected, budget, 4, (*hugemem.Arena).Uint32s)
+		return countDegrees(s, undirected, budget, (*hugemem.Arena).Uint32s)
 	}
-	return countDegrees(s, undirected, budget, 8, (*hugemem.Arena).Words)
+	return countDegrees(s, undirected, budget, (*hugemem.Arena).Words)
 }
 
-// countDegrees is writeDegrees with counters of size bytes, mapped by
-// alloc and unmapped at the end, not left to the collector.
-func countDegrees[T uint32 | uint64](s *staged, undirected bool, budget, size uint64, alloc func(*hugemem.Arena, int) []T) error {
+// countDegrees is writeDegrees with counters of T, mapped by alloc and
+// unmapped at the end, not left to the collector.
+func countDegrees[T uint32 | uint64](s *staged, undirected bool, budget uint64, alloc func(*hugemem.Arena, int) []T) error {
 	p := s.p
 	n := uint64(p.n)
-	per := uint64(p.arrays) * size // bytes a vertex
+	per := uint64(p.arrays * binary.Size(T(0))) // bytes a vertex
 	passes := min(max((n*per+budget-1)/max(budget, 1), 1), uint64(p.cns))
 	dropLoops := s.in.o.SelfLoops == DropSelfLoops
 	loopIn := p.arrays > 1 && !undirected // a directed self-loop is an in-edge too
@@ -1086,9 +1085,7 @@ func (s *staged) cut(cut Cutter, all [][]byte) ([]uint32, error) {
 func (s *staged) chunkDegrees(lo, hi uint32, undirected, wantIn bool) (deg, in []uint32, err error) {
 	p := s.p
 	read := func(a int, dst []uint32, add bool) error {
-		return readDegrees(s.mem, dst, p.sumBase+8*(uint64(p.n)*uint64(a)+uint64(lo)), add, func(i int, x uint64) error {
-			return tooManyEdges(s.spec, lo+uint32(i), x)
-		})
+		return s.readDegrees(dst, p.sumBase+8*(uint64(p.n)*uint64(a)+uint64(lo)), lo, add)
 	}
 	deg = make([]uint32, hi-lo)
 	if err = read(0, deg, false); err != nil {
@@ -1104,24 +1101,18 @@ func (s *staged) chunkDegrees(lo, hi uint32, undirected, wantIn bool) (deg, in [
 	return deg, in, err
 }
 
-// readDegrees reads len(dst) words at off of mem into dst (added to it
-// with add), a piece at a time: degrees of a share, each of which must
-// fit 32 bits (else the error of over, given the index in dst).
-func readDegrees(mem Staging, dst []uint32, off uint64, add bool, over func(i int, x uint64) error) error {
+// readDegrees reads the summed degrees of the vertices from lo, at off
+// of the rows' region, into dst (added to it with add), a piece at a
+// time, in 32 bits (narrowTo).
+func (s *staged) readDegrees(dst []uint32, off uint64, lo uint32, add bool) error {
 	piece := make([]uint64, min(len(dst), stageIO/8))
 	for at := 0; at < len(dst); {
 		k := min(len(dst)-at, len(piece))
-		if err := readWords(mem, piece[:k], off, nil); err != nil {
+		if err := readWords(s.mem, piece[:k], off, nil); err != nil {
 			return err
 		}
-		for i, x := range piece[:k] {
-			if add {
-				x += uint64(dst[at+i])
-			}
-			if x > math.MaxUint32 {
-				return over(at+i, x)
-			}
-			dst[at+i] = uint32(x)
+		if err := narrowTo(s.spec, dst[at:at+k], piece[:k], lo+uint32(at), add); err != nil {
+			return err
 		}
 		off, at = off+8*uint64(k), at+k
 	}
