@@ -153,12 +153,13 @@ func finishRows(off []uint64, dst []uint32, ws []float64, first uint32, o *Optio
 	var dups atomic.Uint64
 	runRanges(workers, ranges, func(lo, hi uint32) {
 		var buf []dw
+		var tmp []uint32 // sortIDs's
 		var nd uint64
 		for v := lo; v < hi; v++ {
 			a, b := off[v], off[v+1]
 			d := dst[a:b]
 			if ws == nil {
-				slices.Sort(d)
+				tmp = sortIDs(d, tmp)
 			} else {
 				buf = buf[:0]
 				for i := a; i < b; i++ {
