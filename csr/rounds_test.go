@@ -2,6 +2,7 @@ package csr
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -53,9 +54,10 @@ func TestCutRounds(t *testing.T) {
 }
 
 func TestLayRounds(t *testing.T) {
-	// Two CNs, two chunks, two rounds: rooms[c][o·2+k].
+	// Two CNs, two chunks of a part in each of two rounds: rooms[c][g],
+	// part g = o·2+k.
 	rooms := [][]uint64{{1, 2, 3, 4}, {5, 6, 7, 8}}
-	l := layRounds(rooms, 2)
+	l := layRounds(rooms, []int{0, 1, 0, 1}, 2)
 	// Round 0: chunk 0 from CN 0 (1), CN 1 (5); chunk 1 from CN 0 (3),
 	// CN 1 (7): 16. Round 1: 2, 6, 4, 8: 20.
 	want := [][]uint64{{0, 0, 6, 8}, {1, 2, 9, 12}}
@@ -148,4 +150,84 @@ func TestOwnerIndex(t *testing.T) {
 			}
 		}
 	}
+}
+
+// edgeLog is a sink that logs the records a pass hands on.
+type edgeLog struct {
+	next sink
+	recs []edgeRec
+}
+
+func (l *edgeLog) edge(s, d uint64, w float64) {
+	l.recs = append(l.recs, edgeRec{s, d, w})
+	l.next.edge(s, d, w)
+}
+
+func (l *edgeLog) edges(es []edgeRec) {
+	for _, e := range es {
+		l.edge(e.s, e.d, e.w)
+	}
+}
+
+// TestStagedWindowsReadOwn: a staged share's windows, with one round
+// and with several, each read the records routed to them, not their
+// round's: every record a window's pass reads has an end in the window.
+func TestStagedWindowsReadOwn(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		so   ShareOptions
+	}{
+		{"windows", ShareOptions{In: true, RowBytes: 60_000, Align: 4}},
+		{"rounds and windows", ShareOptions{In: true, RowBytes: 60_000, StageBytes: 900_000, Align: 4}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			shares, _, err := stagedShares(t, "kron:13", Options{KeepBytes: -1}, c.so, 2, 1, "balanced", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			errs := make([]error, len(shares))
+			var wg sync.WaitGroup
+			for k, sh := range shares {
+				if !sh.Windowed() || len(sh.win.bounds) < 4 {
+					t.Fatalf("CN %d: %d windows, want 3 or more", k, len(sh.win.bounds)-1)
+				}
+				pass, log := sh.win.pass, &edgeLog{}
+				sh.win.pass = func(snk sink) (*header, error) {
+					log.next = snk
+					return pass(log)
+				}
+				wg.Go(func() {
+					var read uint64
+					errs[k] = sh.Windows(func(g, in *Graph, lo, hi uint32) error {
+						for _, e := range log.recs {
+							if (e.s < uint64(lo) || e.s >= uint64(hi)) && (e.d < uint64(lo) || e.d >= uint64(hi)) {
+								return fmt.Errorf("window [%d, %d) read edge %d→%d", lo, hi, e.s, e.d)
+							}
+						}
+						read += uint64(len(log.recs))
+						log.recs = log.recs[:0]
+						return nil
+					})
+					if errs[k] == nil && read < g0(sh) {
+						errs[k] = fmt.Errorf("the windows read %d records for %d out-edges", read, g0(sh))
+					}
+				})
+			}
+			wg.Wait()
+			for k, err := range errs {
+				if err != nil {
+					t.Fatalf("CN %d: %v", k, err)
+				}
+			}
+		})
+	}
+}
+
+// g0 is a share's out-edges before de-duplication (its degrees summed).
+func g0(sh *Share) uint64 {
+	var n uint64
+	for _, d := range sh.Degrees {
+		n += uint64(d)
+	}
+	return n
 }

@@ -235,7 +235,7 @@ type ShareOptions struct {
 	// sweep of Share.Windows, all together.
 	StageBytes int64
 
-	rounds []uint32 // a staged read's rounds of the share: its windows are cut within them
+	wins []uint32 // a staged read's windows of the share, cut before its edges were routed to them (nil: windows decides)
 }
 
 // align is the windows' granularity: Align, or 1024.
@@ -429,8 +429,8 @@ func finishShare(spec string, o *Options, so ShareOptions, pass func(snk sink) (
 	weighted := h.weighted && !o.Unweighted
 	v := &Graph{N: h.n, Lo: lo, Offsets: []uint64{0}, IDs: h.ids, idm: h.m, Directed: !undirected} // the vertices, no rows
 	var wins []uint32
-	if so.rounds != nil {
-		wins = roundWindows(deg, in, so.rounds, weighted || o.Weighted, so)
+	if so.wins != nil {
+		wins = so.wins
 	} else {
 		wins = windows(deg, in, lo, hi, weighted || o.Weighted, so)
 	}

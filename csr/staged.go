@@ -127,23 +127,26 @@ func ServeStaged(st Stage) error {
 			return err
 		}
 	}
-	if p.rounds > 1 { // the rounds' ranges
-		if _, err := st.Step(nil, nil); err != nil {
-			return err
-		}
+	if all, err = st.Step(nil, nil); err != nil { // the rounds' and parts' bounds
+		return err
 	}
+	sps, err := decodeParts(all, p.rounds)
+	if err != nil {
+		return err
+	}
+	t := tableOf(sps)
 	if all, err = st.Step(nil, nil); err != nil { // 7: the rooms
 		return err
 	}
 	if p.rounds > 1 {
-		rooms, err := decodeCounts(all, p.cns*p.rounds)
+		rooms, err := decodeCounts(all, len(t.round))
 		if err != nil {
 			return err
 		}
 		if err := st.Close(rows); err != nil {
 			return err
 		}
-		if _, err := st.Open(p.roundBytes(layRounds(rooms, p.rounds))); err != nil {
+		if _, err := st.Open(p.roundBytes(layRounds(rooms, t.round, p.rounds))); err != nil {
 			return err
 		}
 	}
@@ -626,22 +629,22 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 		lo, hi = bounds[cn], bounds[cn+1]
 		deg, inDeg, err = s.chunkDegrees(lo, hi, undirected, wantIn)
 	}
-	// With rounds, every CN cuts its chunk into them and tells the others
-	// (a Step of its own, which an error takes instead).
-	if s.rounds, err = s.cutRounds(st, deg, inDeg, err); p.rounds > 1 && err != nil {
+	// Every CN cuts its chunk into rounds and parts (its windows) and
+	// tells the others (a Step of its own, which an error takes instead).
+	weighted := (in.weighted && !o.Unweighted) || o.Weighted // as finishShare's windows
+	var wins []uint32
+	if s.rounds, wins, err = s.cutParts(st, deg, inDeg, weighted, err); err != nil {
 		return nil, nil, err
 	}
 	var room []byte
+	rm, err := s.room(r.Dropped)
 	if err == nil {
-		var rm []uint64
-		if rm, err = s.room(r.Dropped); err == nil {
-			room, err = json.Marshal(rm)
-		}
+		room, err = json.Marshal(rm)
 	}
 	if all, err = st.Step(err, room); err != nil {
 		return nil, nil, err
 	}
-	rooms, err := decodeCounts(all, cns*p.rounds) // as the MNs decode them
+	rooms, err := decodeCounts(all, len(s.rounds.table.round)) // as the MNs decode them
 	if err != nil {
 		return nil, nil, err
 	}
@@ -664,9 +667,7 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 	if !keep {
 		in.kept.free()
 	}
-	if p.rounds > 1 {
-		so.rounds = s.rounds.bounds[cn]
-	}
+	so.wins = wins
 	meta := in.meta(p.edges)
 	h := &header{n: p.n, directed: true, weighted: in.weighted, meta: meta} // the ids: m
 	sh, meta, err := finishShare(spec, &o, so, s.pass, h, deg, inDeg, lo, hi, topOf(sums), undirected, wantIn)
@@ -674,7 +675,7 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 		return nil, nil, err
 	}
 	sh.ids = m
-	if p.rounds > 1 {
+	if sh.Windowed() {
 		sh.win.sweep = s.rounds
 	}
 	if keep = keep && sh.Windowed(); keep { // its windows read their kept edges
@@ -827,9 +828,11 @@ type staged struct {
 	in   *stagedInput
 	so   ShareOptions
 	spec string
-	// runs are this CN's chunk's edges in the staging memory: from each
-	// CN, a run of records (first, count).
+	// runs are this CN's chunk's edges in the staging memory that a
+	// pass reads (those of a round, or of a window): runs of records
+	// (first, count). got[c][g] is how many CN c sent part g.
 	runs [][2]uint64
+	got  [][]uint64
 	// local: the chunk's edges from this CN's own range are not staged
 	// but read from its kept edges (bounds tells which they are).
 	local  bool
@@ -1169,16 +1172,16 @@ func (x *ownerIndex) of(v uint64) int {
 	return i
 }
 
-// room is step 7: how many records this CN may send each chunk's each
-// round (rounds.go; one round: the chunk), from its own degree counts
+// room is step 7: how many records this CN may send each part of each
+// chunk (rounds.go; one part: the chunk), from its own degree counts
 // (read back, a piece at a time, from where step 4 wrote them): the
-// out-edges of the round's vertices, with reverse their in-edges too (an
-// edge inside the round goes once but counts twice), and the self-loops
-// the policy drops (dropped, routed for their count). Chunk o's round k
-// is entry o·R+k.
+// out-edges of the part's vertices, with reverse their in-edges too (an
+// edge inside the part goes once but counts twice), and the self-loops
+// the policy drops (dropped, routed for their count).
 func (s *staged) room(dropped uint64) ([]uint64, error) {
 	p, x := s.p, s.rounds
-	room := make([]uint64, p.cns*x.r)
+	pb := x.partBounds()
+	room := make([]uint64, len(x.table.round))
 	arrays := 1
 	if p.reverse {
 		arrays = 2
@@ -1186,47 +1189,50 @@ func (s *staged) room(dropped uint64) ([]uint64, error) {
 	buf := make([]uint64, min(stageIO/8, uint64(s.p.n)))
 	for a := range arrays {
 		base := p.locBase + 8*uint64(p.n)*uint64(s.cn*p.arrays+a)
-		for i := range room {
-			rb := x.bounds[i/x.r]
-			for v, end := uint64(rb[i%x.r]), uint64(rb[i%x.r+1]); v < end; {
+		for g := range room {
+			for v, end := uint64(pb[g]), uint64(pb[g+1]); v < end; {
 				b := buf[:min(uint64(len(buf)), end-v)]
 				if err := readWords(s.mem, b, base+8*v, nil); err != nil {
 					return nil, err
 				}
 				for _, w := range b {
-					room[i] += w
+					room[g] += w
 				}
 				v += uint64(len(b))
 			}
 		}
 	}
-	for i := range room {
-		room[i] += dropped
-		if s.local && i/x.r == s.cn {
-			room[i] = 0
+	for g := range room {
+		room[g] += dropped
+		if s.local && x.table.chunk[g] == s.cn {
+			room[g] = 0
 		}
 	}
 	return room, nil
 }
 
-// stageRecs is how many records a CN buffers per chunk before it writes
-// them.
-const stageRecs = 1 << 16
+// stageRecs is how many records a CN buffers for a part before it
+// writes them, with few parts in a round; with more, each buffer holds
+// a share of stageRecs·stageBufs, down to stageRecs/16.
+const (
+	stageRecs = 1 << 16
+	stageBufs = 4
+)
 
-// router buffers a CN's records per chunk and writes them to the
-// chunks' regions.
+// router buffers a CN's records per part and writes them to the parts'
+// regions.
 type router struct {
 	s    *staged
 	rec  int
 	bufs [][]byte
 	fill []int
-	at   []uint64 // where this CN's records for each chunk start
+	at   []uint64 // where this CN's records for each part start
 	room []uint64 // how many fit there
 	sent []uint64
 	err  error
 }
 
-// put adds edge e to chunk o's buffer.
+// put adds edge e to part o's buffer.
 func (r *router) put(o int, e edgeRec) {
 	b, i := r.bufs[o], r.fill[o]
 	binary.LittleEndian.PutUint32(b[i:], uint32(e.s))
@@ -1239,12 +1245,12 @@ func (r *router) put(o int, e edgeRec) {
 	}
 }
 
-// flush writes chunk o's buffer.
+// flush writes part o's buffer.
 func (r *router) flush(o int) {
 	k := uint64(r.fill[o] / r.rec)
 	if r.err == nil && k > 0 {
 		if r.sent[o]+k > r.room[o] {
-			r.err = errors.Errorf("csr: %s changed while it was read (more edges for chunk %d than counted)", r.s.spec, o)
+			r.err = errors.Errorf("csr: %s changed while it was read (more edges for chunk %d than counted)", r.s.spec, r.s.rounds.table.chunk[o])
 		} else {
 			r.err = r.s.edges.Write(r.s.ebase+r.s.p.recBytes*(r.at[o]+r.sent[o]), r.bufs[o][:r.fill[o]])
 		}
@@ -1253,39 +1259,45 @@ func (r *router) flush(o int) {
 	r.fill[o] = 0
 }
 
-// cutRounds is the rounds of every chunk: with one, the chunks (bounds);
-// with more, this CN cuts its own (deg and in, its chunk's degrees) and
-// every CN learns every CN's in a Step, which takes err (an earlier
-// error) if there is one.
-func (s *staged) cutRounds(st Stage, deg, in []uint32, err error) (*stageRounds, error) {
+// cutParts is the rounds and parts of every chunk (stageParts): this CN
+// cuts its own (deg and in, its chunk's degrees; with one round, the
+// chunk is its round) and every CN learns every CN's in a Step, which
+// takes err (an earlier error) if there is one. It returns this CN's
+// windows too (nil: its rows are built whole), which its parts are.
+func (s *staged) cutParts(st Stage, deg, in []uint32, weighted bool, err error) (*stageRounds, []uint32, error) {
 	p := s.p
-	x := &stageRounds{s: s, st: st, r: p.rounds, bounds: make([][]uint32, p.cns)}
-	if p.rounds == 1 {
-		if err != nil {
-			return nil, err
-		}
-		for o := range x.bounds {
-			x.bounds[o] = []uint32{s.bounds[o], s.bounds[o+1]}
-		}
-		return x, nil
-	}
+	var wins []uint32
 	var payload []byte
 	if err == nil {
-		payload, err = json.Marshal(cutRounds(deg, in, s.bounds[s.cn], s.bounds[s.cn+1], p.rounds, s.so.align()))
+		lo, hi := s.bounds[s.cn], s.bounds[s.cn+1]
+		sp := stageParts{Rounds: []uint32{lo, hi}}
+		if p.rounds > 1 {
+			sp.Rounds = cutRounds(deg, in, lo, hi, p.rounds, s.so.align())
+			wins = roundWindows(deg, in, sp.Rounds, weighted, s.so)
+		} else {
+			wins = windows(deg, in, lo, hi, weighted, s.so)
+		}
+		if sp.Parts = wins; wins == nil {
+			sp.Parts = sp.Rounds
+		}
+		payload, err = json.Marshal(sp)
 	}
 	all, err := st.Step(err, payload)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if x.bounds, err = decodeAll[[]uint32](all, "rounds"); err != nil {
-		return nil, err
+	sps, err := decodeParts(all, p.rounds)
+	if err != nil {
+		return nil, nil, err
 	}
-	for o, b := range x.bounds {
-		if len(b) != p.rounds+1 || !slices.IsSorted(b) || b[0] != s.bounds[o] || b[p.rounds] != s.bounds[o+1] {
-			return nil, errors.Errorf("csr: CN %d's rounds %v do not cut its chunk [%d, %d) in %d", o, b, s.bounds[o], s.bounds[o+1], p.rounds)
+	x := &stageRounds{s: s, st: st, r: p.rounds, table: tableOf(sps)}
+	for o, sp := range sps {
+		if sp.Rounds[0] != s.bounds[o] || sp.Rounds[p.rounds] != s.bounds[o+1] {
+			return nil, nil, errors.Errorf("csr: CN %d's rounds %v do not cut its chunk [%d, %d)", o, sp.Rounds, s.bounds[o], s.bounds[o+1])
 		}
+		x.bounds, x.parts = append(x.bounds, sp.Rounds), append(x.parts, sp.Parts)
 	}
-	return x, nil
+	return x, wins, nil
 }
 
 // layRounds lays the rounds out from every CN's rooms (step 7) and opens
@@ -1293,7 +1305,7 @@ func (s *staged) cutRounds(st Stage, deg, in []uint32, err error) (*stageRounds,
 // memory of its own, which every round uses anew.
 func (s *staged) layRounds(st Stage, rooms [][]uint64) error {
 	p := s.p
-	s.lay = layRounds(rooms, p.rounds)
+	s.lay = layRounds(rooms, s.rounds.table.round, p.rounds)
 	if p.rounds > 1 { // the degrees' region is read: the rounds' takes its place
 		if err := st.Close(s.mem); err != nil {
 			return err
@@ -1311,38 +1323,51 @@ func (s *staged) layRounds(st Stage, rooms [][]uint64) error {
 }
 
 // route is step 8 for round k (rounds.go; with one round, every edge):
-// this CN's edges of the round, written to their chunks' regions (chunk
-// o's holds every CN's room for it, CN 0's first). It returns how many
-// records it sent each chunk.
+// this CN's edges of the round, written to their parts' regions (part
+// g's holds every CN's room for it, CN 0's first). It returns how many
+// records it sent each part.
 func (s *staged) route(k int) ([]uint64, error) {
 	p, x, l := s.p, s.rounds, s.lay
-	r := &router{s: s, rec: int(p.recBytes), bufs: make([][]byte, p.cns), fill: make([]int, p.cns),
-		at: make([]uint64, p.cns), room: make([]uint64, p.cns), sent: make([]uint64, p.cns)}
-	for o := range p.cns {
-		r.at[o], r.room[o] = l.at[s.cn][o*x.r+k], l.rooms[s.cn][o*x.r+k]
-		r.bufs[o] = make([]byte, max(1, min(stageRecs, r.room[o]))*uint64(r.rec))
+	t := x.table
+	parts := len(t.round)
+	r := &router{s: s, rec: int(p.recBytes), bufs: make([][]byte, parts), fill: make([]int, parts),
+		at: make([]uint64, parts), room: make([]uint64, parts), sent: make([]uint64, parts)}
+	inRound := 0
+	for g := range parts {
+		if t.round[g] == k {
+			inRound++
+		}
 	}
-	// Every chunk's rounds in one table: entry o·R+k is chunk o's round k.
-	parts, reverse, rr := x.parts().index(), p.reverse, x.r
+	recs := uint64(max(stageRecs*stageBufs/max(inRound, 1), stageRecs/16))
+	recs = min(recs, stageRecs)
+	for g := range parts {
+		if t.round[g] != k {
+			r.bufs[g] = make([]byte, r.rec) // never filled: no room
+			continue
+		}
+		r.at[g], r.room[g] = l.at[s.cn][g], l.rooms[s.cn][g]
+		r.bufs[g] = make([]byte, max(1, min(recs, r.room[g]))*uint64(r.rec))
+	}
 	self := -1 // the chunk whose edges stay here
 	if s.local {
 		self = s.cn
 	}
+	pt, reverse := x.partBounds().index(), p.reverse
 	_, err := batches(func(snk sink) (*header, error) { return nil, s.in.send(snk) }, func(es []edgeRec) {
 		for _, e := range es {
-			i := parts.of(e.s)
-			if i%rr == k && i/rr != self {
-				r.put(i/rr, e)
+			i := pt.of(e.s)
+			if t.round[i] == k && t.chunk[i] != self {
+				r.put(i, e)
 			}
-			if reverse { // once more to the destination's (chunk, round), if another
-				if j := parts.of(e.d); j != i && j%rr == k && j/rr != self {
-					r.put(j/rr, e)
+			if reverse { // once more to the destination's part, if another
+				if j := pt.of(e.d); j != i && t.round[j] == k && t.chunk[j] != self {
+					r.put(j, e)
 				}
 			}
 		}
 	})
-	for o := range r.bufs {
-		r.flush(o)
+	for g := range r.bufs {
+		r.flush(g)
 	}
 	if err == nil {
 		err = r.err
@@ -1351,17 +1376,48 @@ func (s *staged) route(k int) ([]uint64, error) {
 }
 
 // received is step 8's end for round k: where every CN's records for
-// this CN's chunk are, from the counts they sent (all).
+// this CN's chunk are, part by part, from the counts they sent (all).
+// A pass reads the round's part when it has one (a share built whole),
+// else the one window picks: an edge between two parts went to both.
 func (s *staged) received(all [][]byte, k int) error {
-	got, err := decodeCounts(all, s.p.cns)
+	x := s.rounds
+	got, err := decodeCounts(all, len(x.table.round))
 	if err != nil {
 		return err
 	}
-	x := s.rounds
-	s.runs = s.runs[:0]
-	for c := range s.p.cns {
-		s.runs = append(s.runs, [2]uint64{s.lay.at[c][s.cn*x.r+k], got[c][s.cn]})
+	s.got, s.runs = got, nil
+	if f := x.table.first; f[s.cn+1]-f[s.cn] == 1 && x.table.round[f[s.cn]] == k {
+		s.runs = s.partRuns(f[s.cn])
 	}
+	return nil
+}
+
+// partRuns is where every CN's records for part g are in the region.
+func (s *staged) partRuns(g int) [][2]uint64 {
+	runs := make([][2]uint64, s.p.cns)
+	for c := range runs {
+		runs[c] = [2]uint64{s.lay.at[c][g], s.got[c][g]}
+	}
+	return runs
+}
+
+// window points the passes at the records of this CN's window [lo, hi),
+// one of its parts, routed in the round the region holds.
+func (s *staged) window(lo, hi uint32) error {
+	x := s.rounds
+	pb := x.parts[s.cn]
+	j, ok := slices.BinarySearch(pb, lo)
+	for ok && j+1 < len(pb) && pb[j+1] == lo { // past empty parts
+		j++
+	}
+	if !ok || j+1 >= len(pb) || pb[j+1] != hi {
+		return errors.Errorf("csr: %s: [%d, %d) is not a window of the staged read's parts %v", s.spec, lo, hi, pb)
+	}
+	g := x.table.first[s.cn] + j
+	if x.table.round[g] != x.cur {
+		return errors.Errorf("csr: %s: window [%d, %d) is routed in round %d, not %d", s.spec, lo, hi, x.table.round[g], x.cur)
+	}
+	s.runs = s.partRuns(g)
 	return nil
 }
 
@@ -1379,6 +1435,9 @@ func decodeCounts(all [][]byte, cns int) ([][]uint64, error) {
 // pass is a pass over this chunk's region of the staging memory: its
 // edges, every CN's, on dense ids. Reads run one ahead of the decoding.
 func (s *staged) pass(snk sink) (*header, error) {
+	if s.runs == nil {
+		return nil, errors.Errorf("csr: %s: a pass over the staged edges of no part", s.spec)
+	}
 	rec := s.p.recBytes
 	spans := make([][2]uint64, len(s.runs))
 	for i, run := range s.runs {
