@@ -175,7 +175,7 @@ func BenchmarkShareRowsAdd(b *testing.B) {
 	r.Shuffle(len(src), func(i, j int) { src[i], src[j] = src[j], src[i] })
 	for _, buffered := range []bool{false, true} {
 		b.Run(map[bool]string{false: "at-once", true: "buffered"}[buffered], func(b *testing.B) {
-			rows := newShareRows(count, 0, n, false)
+			rows := newShareRows(count, 0, n, false, nil)
 			if !buffered {
 				rows.buf = nil
 			}

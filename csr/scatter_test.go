@@ -47,7 +47,7 @@ func TestScatterRows(t *testing.T) {
 				es = append(es, edge{lo + 7, 1, 0.5})
 			}
 			r.Shuffle(len(es), func(i, j int) { es[i], es[j] = es[j], es[i] })
-			at, buf := newShareRows(count, lo, lo+c.n, c.weighted), newShareRows(count, lo, lo+c.n, c.weighted)
+			at, buf := newShareRows(count, lo, lo+c.n, c.weighted, nil), newShareRows(count, lo, lo+c.n, c.weighted, nil)
 			if buf.buf == nil {
 				t.Fatalf("rows of %d entries do not buffer their edges", m)
 			}

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 
 	"github.com/pkg/errors"
+
+	"github.com/dmg-hpc/dmg/hugemem"
 )
 
 // sink receives a reader's edges in input order: dense ids for most
@@ -81,12 +83,16 @@ type Share struct {
 }
 
 // Free releases what the share keeps to build its rows (a staged
-// share's kept edges); Windows may not be called after it. The rows
-// built already stay.
+// share's kept edges, a windowed share's last window); Windows may not
+// be called after it. The rows of a share built whole stay.
 func (s *Share) Free() {
 	if s != nil && s.free != nil {
 		s.free()
 		s.free = nil
+	}
+	if s != nil && s.win != nil { // the window kept for a next sweep
+		s.win.kept.release()
+		s.win.kept = nil
 	}
 }
 
@@ -459,9 +465,9 @@ func finishShare(spec string, o *Options, so ShareOptions, pass func(snk sink) (
 	var inRows *shareRows
 	fingerprint := wantIn && slices.Equal(deg, in)
 	if wantIn && !fingerprint {
-		inRows = newShareRows(in, lo, hi, weighted)
+		inRows = newShareRows(in, lo, hi, weighted, nil)
 	}
-	out := newShareRows(deg, lo, hi, weighted)
+	out := newShareRows(deg, lo, hi, weighted, nil)
 	rp := rowPass{lo: lo, hi: hi, undirected: undirected, dropLoops: dropLoops, fingerprint: fingerprint, weighted: weighted, out: out, in: inRows}
 	if _, err := rp.run(pass); err != nil {
 		return nil, nil, err
@@ -473,7 +479,7 @@ func finishShare(spec string, o *Options, so ShareOptions, pass func(snk sink) (
 	symmetric := fingerprint && inSum == outPrint(out, weighted, o.Workers)
 	if fingerprint && !symmetric {
 		// Pass 3: the in-rows after all.
-		rows := newShareRows(in, lo, hi, weighted)
+		rows := newShareRows(in, lo, hi, weighted, nil)
 		p3 := rowPass{lo: lo, hi: hi, dropLoops: dropLoops, in: rows}
 		if _, err := p3.run(pass); err != nil {
 			return nil, nil, err
@@ -600,16 +606,22 @@ type shareRows struct {
 }
 
 // newShareRows lays out the rows [lo, hi), row lo+i holding count[i]
-// edges.
-func newShareRows(count []uint32, lo, hi uint32, weighted bool) *shareRows {
-	off := make([]uint64, hi-lo+1)
-	for i, c := range count[:hi-lo] {
+// edges, their arrays from mem (nil: the Go heap).
+func newShareRows(count []uint32, lo, hi uint32, weighted bool, mem *hugemem.Arena) *shareRows {
+	words, ids, floats := func(n int) []uint64 { return make([]uint64, n) }, func(n int) []uint32 { return make([]uint32, n) }, func(n int) []float64 { return make([]float64, n) }
+	if mem != nil {
+		words, ids, floats = mem.Words, mem.Uint32s, mem.Float64s
+	}
+	n := uint64(hi - lo)
+	off := words(int(n + 1))
+	for i, c := range count[:n] {
 		off[i+1] = off[i] + uint64(c)
 	}
-	m := off[hi-lo]
-	r := &shareRows{lo: uint64(lo), off: off, pos: slices.Clone(off[:hi-lo]), dst: make([]uint32, m)}
+	m := off[n]
+	r := &shareRows{lo: uint64(lo), off: off, pos: words(int(n)), dst: ids(int(m))}
+	copy(r.pos, off[:n])
 	if weighted {
-		r.ws = make([]float64, m)
+		r.ws = floats(int(m))
 	}
 	r.buf = newScatter(uint64(hi-lo), m, weighted)
 	return r

@@ -3,6 +3,8 @@ package csr
 import (
 	"runtime/debug"
 	"slices"
+
+	"github.com/dmg-hpc/dmg/hugemem"
 )
 
 // windowed is what a windowed share keeps to build its rows window by
@@ -134,10 +136,11 @@ func (w *windowed) windows(s *Share, f func(g, in *Graph, lo, hi uint32) error) 
 		slices.Reverse(todo)
 	}
 	if kept != nil {
-		if err := f(kept.g, kept.in, w.bounds[kept.i], w.bounds[kept.i+1]); err != nil {
+		err := f(kept.g, kept.in, w.bounds[kept.i], w.bounds[kept.i+1])
+		kept.release()
+		if err != nil {
 			return err
 		}
-		kept = nil
 		debug.FreeOSMemory()
 	}
 	var loops, dups uint64
@@ -149,23 +152,26 @@ func (w *windowed) windows(s *Share, f func(g, in *Graph, lo, hi uint32) error) 
 				return err
 			}
 		}
-		g, in, l, d, err := w.build(s.Graph, s.Degrees[lo-s.Lo:hi-s.Lo], lo, hi, s.Lo)
+		b, l, d, err := w.build(s.Graph, s.Degrees[lo-s.Lo:hi-s.Lo], lo, hi, s.Lo)
 		if err != nil {
 			return err
 		}
+		b.i = i
 		loops, dups = loops+l, dups+d
-		sym = sym && (in == nil || SameRows(g, in, lo, hi))
-		if err := f(g, in, lo, hi); err != nil {
+		sym = sym && (b.in == nil || SameRows(b.g, b.in, lo, hi))
+		if err := f(b.g, b.in, lo, hi); err != nil {
+			b.release()
 			return err
 		}
 		if j == len(todo)-1 {
-			w.kept = &builtWindow{g: g, in: in, i: i}
+			w.kept = b
+		} else {
+			b.release()
 		}
-		// The window's rows are garbage now (but for the kept one's),
-		// with the pass's: collect them and give their pages back
+		// The window's rows are unmapped now (but for the kept one's);
+		// the pass's garbage is collected and its pages given back
 		// before the next window's are built, so that the process holds
 		// one window's rows, not the GC's leeway of two.
-		g, in = nil, nil
 		debug.FreeOSMemory()
 	}
 	if !w.counted {
@@ -176,32 +182,51 @@ func (w *windowed) windows(s *Share, f func(g, in *Graph, lo, hi uint32) error) 
 	return nil
 }
 
-// builtWindow is a window's rows kept from one Windows call for the
-// next.
+// builtWindow is a window's rows, kept from one Windows call for the
+// next when built last. Their arrays are mapped (hugemem): a window's
+// rows are hundreds of MB that every window would fault in anew, page
+// by page, from the Go heap (8% of the CPU of a kron:24 load, most of
+// it the virtual machine's fault handling).
 type builtWindow struct {
 	g, in *Graph
 	i     int // the window's index
+	mem   *hugemem.Arena
+}
+
+// release unmaps the window's rows: nothing may read them after it.
+func (b *builtWindow) release() {
+	if b != nil {
+		b.mem.Free()
+		b.g, b.in = nil, nil
+	}
 }
 
 // build makes the rows of the window [lo, hi) of a share from first in
 // one pass: the out-rows (counted by deg, the window's), and the in-rows
 // when the share has them.
-func (w *windowed) build(v *Graph, deg []uint32, lo, hi, first uint32) (g, in *Graph, loops, dups uint64, err error) {
+func (w *windowed) build(v *Graph, deg []uint32, lo, hi, first uint32) (b *builtWindow, loops, dups uint64, err error) {
+	mem := new(hugemem.Arena)
+	defer func() {
+		if err != nil {
+			mem.Free()
+		}
+	}()
 	var inRows *shareRows
 	if w.wantIn {
-		inRows = newShareRows(w.in[lo-first:hi-first], lo, hi, w.weighted)
+		inRows = newShareRows(w.in[lo-first:hi-first], lo, hi, w.weighted, mem)
 	}
-	out := newShareRows(deg, lo, hi, w.weighted)
+	out := newShareRows(deg, lo, hi, w.weighted, mem)
 	rp := rowPass{lo: lo, hi: hi, undirected: w.undirected, dropLoops: w.dropLoops, weighted: w.weighted, out: out, in: inRows}
 	if _, err := rp.run(w.pass); err != nil {
-		return nil, nil, 0, 0, err
+		return nil, 0, 0, err
 	}
 	if err := changed(w.spec, out, inRows); err != nil {
-		return nil, nil, 0, 0, err
+		return nil, 0, 0, err
 	}
-	g, dups = out.graph(v, v.Directed, &w.o)
+	b = &builtWindow{mem: mem}
+	b.g, dups = out.graph(v, v.Directed, &w.o)
 	if inRows != nil {
-		in, _ = inRows.graph(v, true, &w.o)
+		b.in, _ = inRows.graph(v, true, &w.o)
 	}
-	return g, in, rp.loops, dups, nil
+	return b, rp.loops, dups, nil
 }
