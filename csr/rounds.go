@@ -38,11 +38,14 @@ type stageParts struct {
 }
 
 // partTable numbers every chunk's parts, chunk by chunk: part g is
-// chunk chunk[g]'s, and routed in round round[g].
+// [bounds[g], bounds[g+1]) (chunks and their parts are consecutive
+// ranges, so bounds is an owners table), chunk chunk[g]'s, and routed in
+// round round[g].
 type partTable struct {
-	first []int // chunk o's parts are [first[o], first[o+1])
-	chunk []int
-	round []int
+	bounds owners
+	first  []int // chunk o's parts are [first[o], first[o+1])
+	chunk  []int
+	round  []int
 }
 
 // tableOf numbers the parts every CN told (decodeParts checked them).
@@ -50,10 +53,15 @@ func tableOf(all []stageParts) partTable {
 	t := partTable{first: []int{0}}
 	for o, sp := range all {
 		for j := range len(sp.Parts) - 1 {
+			t.bounds = append(t.bounds, sp.Parts[j])
 			t.chunk = append(t.chunk, o)
 			t.round = append(t.round, roundOf(sp.Rounds, uint64(sp.Parts[j])))
 		}
 		t.first = append(t.first, len(t.chunk))
+	}
+	if len(all) > 0 {
+		last := all[len(all)-1].Parts
+		t.bounds = append(t.bounds, last[len(last)-1])
 	}
 	return t
 }
@@ -81,19 +89,18 @@ func decodeParts(all [][]byte, r int) ([]stageParts, error) {
 	return sps, nil
 }
 
-// stageRounds is one CN's rounds: every chunk's ranges and parts, where
-// every CN's records for every part go in a round's region, and the
-// rounds of the sweep under way.
+// stageRounds is one CN's rounds: its chunk's rounds and parts, every
+// chunk's parts, where every CN's records for every part go in a
+// round's region, and the rounds of the sweep under way.
 type stageRounds struct {
-	s      *staged
-	st     Stage
-	r      int
-	bounds [][]uint32 // chunk o's round k is [bounds[o][k], bounds[o][k+1])
-	parts  [][]uint32 // chunk o's parts' bounds (stageParts.Parts)
-	table  partTable
-	cur    int   // the round the region holds
-	seq    []int // this sweep's rounds in order, cur first
-	next   int   // seq[next] is the next round to route
+	s     *staged
+	st    Stage
+	r     int
+	own   stageParts // this CN's chunk's
+	table partTable
+	cur   int   // the round the region holds
+	seq   []int // this sweep's rounds in order, cur first
+	next  int   // seq[next] is the next round to route
 }
 
 // roundLayout places every CN's records for every part in a round's
@@ -169,16 +176,6 @@ func cutRounds(deg, in []uint32, lo, hi uint32, r int, align uint32) []uint32 {
 // rounds before it passed over), as owners finds a chunk.
 func roundOf(bounds []uint32, v uint64) int { return owners(bounds).of(v) }
 
-// partBounds is every chunk's parts in one table, as owners: entry g is part
-// g (chunks and their parts are consecutive ranges).
-func (x *stageRounds) partBounds() owners {
-	var t owners
-	for _, b := range x.parts {
-		t = append(t, b[:len(b)-1]...)
-	}
-	return append(t, x.parts[len(x.parts)-1][len(x.parts[len(x.parts)-1])-1])
-}
-
 // roundWindows cuts the share's rounds (bounds, from the share's Lo)
 // into windows of so.RowBytes (windows), a round that fits being one
 // window: at least one window, empty if the share is.
@@ -231,7 +228,7 @@ func (x *stageRounds) at(lo, hi uint32) error {
 		x.s.runs = [][2]uint64{} // nothing to read
 		return nil
 	}
-	want := roundOf(x.bounds[x.s.cn], uint64(lo))
+	want := roundOf(x.own.Rounds, uint64(lo))
 	for x.cur != want {
 		if x.next == len(x.seq) {
 			return errors.Errorf("csr: %s: round %d of the staged read is not in this sweep", x.s.spec, want)

@@ -240,8 +240,6 @@ type ShareOptions struct {
 	// windowed within them, and every CN routes each round anew in every
 	// sweep of Share.Windows, all together.
 	StageBytes int64
-
-	wins []uint32 // a staged read's windows of the share, cut before its edges were routed to them (nil: windows decides)
 }
 
 // align is the windows' granularity: Align, or 1024.
@@ -351,7 +349,15 @@ func openShare(spec string, opts Options, so ShareOptions, part func(deg []uint6
 	if err != nil {
 		return nil, nil, err
 	}
-	return finishShare(spec, &o, so, pass, h, d32, in32, lo, hi, t, undirected, wantIn)
+	wins := windows(d32, in32, lo, hi, rowsWeighted(h.weighted, &o), so)
+	return finishShare(spec, &o, so, pass, h, d32, in32, wins, lo, hi, t, undirected, wantIn)
+}
+
+// rowsWeighted says whether a share's rows carry weights: an input's
+// (weighted) unless Options.Unweighted drops them, or the synthetic ones
+// finishRows adds (Options.Weighted).
+func rowsWeighted(weighted bool, o *Options) bool {
+	return (weighted && !o.Unweighted) || o.Weighted
 }
 
 // degreeCounter counts the degrees of a pass's edges: out- and
@@ -426,20 +432,14 @@ func (c *degreeCounter) shape(n uint64, undirected, wantIn bool) (deg, in []uint
 // finishShare builds the share [lo, hi) of the graph whose passes pass
 // makes, with the degrees of the first one: deg (and in, nil unless
 // wantIn) are those of [lo, hi), t the vertex Share.Top (h is what the
-// first pass said).
-func finishShare(spec string, o *Options, so ShareOptions, pass func(snk sink) (*header, error), h *header, deg, in []uint32, lo, hi, t uint32, undirected, wantIn bool) (*Share, *Meta, error) {
+// first pass said), wins its windows (windows; nil: it is built whole).
+func finishShare(spec string, o *Options, so ShareOptions, pass func(snk sink) (*header, error), h *header, deg, in []uint32, wins []uint32, lo, hi, t uint32, undirected, wantIn bool) (*Share, *Meta, error) {
 	dropLoops := o.SelfLoops == DropSelfLoops
 	if lo > hi || hi > h.n || uint64(len(deg)) != uint64(hi-lo) || (wantIn && uint64(len(in)) != uint64(hi-lo)) {
 		return nil, nil, errors.Errorf("csr: share [%d, %d) of a graph of %d vertices", lo, hi, h.n)
 	}
 	weighted := h.weighted && !o.Unweighted
 	v := &Graph{N: h.n, Lo: lo, Offsets: []uint64{0}, IDs: h.ids, idm: h.m, Directed: !undirected} // the vertices, no rows
-	var wins []uint32
-	if so.wins != nil {
-		wins = so.wins
-	} else {
-		wins = windows(deg, in, lo, hi, weighted || o.Weighted, so)
-	}
 	if wins != nil {
 		// The rows do not fit ShareOptions.RowBytes: Share.Windows
 		// builds them a window at a time, each in a pass of its own.
@@ -447,7 +447,7 @@ func finishShare(spec string, o *Options, so ShareOptions, pass func(snk sink) (
 		// the graph at 8 bytes or more, the rows this share's at 4 or
 		// more): later passes parse the input (free has run).
 		meta := h.meta
-		meta.Directed, meta.Weighted = !undirected, weighted || o.Weighted // finishRows adds synthetic weights
+		meta.Directed, meta.Weighted = !undirected, rowsWeighted(h.weighted, o)
 		sh := &Share{Graph: v, Lo: lo, Hi: hi, Degrees: deg, Top: t, win: &windowed{
 			bounds: wins, pass: pass, spec: spec, o: *o, in: in, wantIn: wantIn,
 			undirected: undirected, dropLoops: dropLoops, weighted: weighted, meta: meta,

@@ -631,9 +631,8 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 	}
 	// Every CN cuts its chunk into rounds and parts (its windows) and
 	// tells the others (a Step of its own, which an error takes instead).
-	weighted := (in.weighted && !o.Unweighted) || o.Weighted // as finishShare's windows
 	var wins []uint32
-	if s.rounds, wins, err = s.cutParts(st, deg, inDeg, weighted, err); err != nil {
+	if s.rounds, wins, err = s.cutParts(st, deg, inDeg, rowsWeighted(in.weighted, &o), err); err != nil {
 		return nil, nil, err
 	}
 	var room []byte
@@ -667,10 +666,9 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 	if !keep {
 		in.kept.free()
 	}
-	so.wins = wins
 	meta := in.meta(p.edges)
 	h := &header{n: p.n, directed: true, weighted: in.weighted, meta: meta} // the ids: m
-	sh, meta, err := finishShare(spec, &o, so, s.pass, h, deg, inDeg, lo, hi, topOf(sums), undirected, wantIn)
+	sh, meta, err := finishShare(spec, &o, so, s.pass, h, deg, inDeg, wins, lo, hi, topOf(sums), undirected, wantIn)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -1180,7 +1178,7 @@ func (x *ownerIndex) of(v uint64) int {
 // the policy drops (dropped, routed for their count).
 func (s *staged) room(dropped uint64) ([]uint64, error) {
 	p, x := s.p, s.rounds
-	pb := x.partBounds()
+	pb := x.table.bounds
 	room := make([]uint64, len(x.table.round))
 	arrays := 1
 	if p.reverse {
@@ -1295,8 +1293,8 @@ func (s *staged) cutParts(st Stage, deg, in []uint32, weighted bool, err error) 
 		if sp.Rounds[0] != s.bounds[o] || sp.Rounds[p.rounds] != s.bounds[o+1] {
 			return nil, nil, errors.Errorf("csr: CN %d's rounds %v do not cut its chunk [%d, %d)", o, sp.Rounds, s.bounds[o], s.bounds[o+1])
 		}
-		x.bounds, x.parts = append(x.bounds, sp.Rounds), append(x.parts, sp.Parts)
 	}
+	x.own = sps[s.cn]
 	return x, wins, nil
 }
 
@@ -1352,7 +1350,7 @@ func (s *staged) route(k int) ([]uint64, error) {
 	if s.local {
 		self = s.cn
 	}
-	pt, reverse := x.partBounds().index(), p.reverse
+	pt, reverse := t.bounds.index(), p.reverse
 	_, err := batches(func(snk sink) (*header, error) { return nil, s.in.send(snk) }, func(es []edgeRec) {
 		for _, e := range es {
 			i := pt.of(e.s)
@@ -1405,7 +1403,7 @@ func (s *staged) partRuns(g int) [][2]uint64 {
 // one of its parts, routed in the round the region holds.
 func (s *staged) window(lo, hi uint32) error {
 	x := s.rounds
-	pb := x.parts[s.cn]
+	pb := x.own.Parts
 	j, ok := slices.BinarySearch(pb, lo)
 	for ok && j+1 < len(pb) && pb[j+1] == lo { // past empty parts
 		j++
