@@ -231,7 +231,13 @@ func startServe(t *testing.T, mns int, extra ...string) *served {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "pool.json")
 	args := append([]string{"--roles", fmt.Sprintf("mn:%d", mns), "serve", "--pool-file", path, "--mn-mem", "256MiB"}, extra...)
-	return waitServe(t, path, startMPI(t, 10*time.Minute, mns, args...), mns)
+	s := waitServe(t, path, startMPI(t, 10*time.Minute, mns, args...), mns)
+	t.Cleanup(func() {
+		if t.Failed() { // what the MNs said (a lock taken back, a client forgotten) explains most pool failures
+			t.Logf("the serve job, so far:\nstdout:\n%s\nstderr:\n%s", s.p.out.String(), s.p.err.String())
+		}
+	})
+	return s
 }
 
 // waitServe waits (30 s at most) for serve job p's pool file and ready

@@ -68,8 +68,17 @@ struct dmg_mn {
 	int blocking; // CQ has a wait object: progress sleeps in fi_cq_sread
 	// inside is when (now_ns) progress entered its current provider call,
 	// 0 between calls: a call that lasts is a progress thread spinning on
-	// a lock (dmg_mn_inside).
+	// a lock, or waiting for a core (dmg_mn_inside).
 	int64_t inside;
+	// pclock is the progress thread's CPU clock, once pclock_ok is set
+	// (dmg_mn_progress_cpu): a call that lasts while the thread spins
+	// spends CPU; one that lasts while the thread waits for a core does not.
+	clockid_t pclock;
+	int pclock_ok;
+	// calls is held by progress around each provider call, and by a
+	// forget (dmg_mn_forget): the provider's peer map then never changes
+	// under a command being processed.
+	pthread_mutex_t calls;
 	// head is this MN's own shm region, mapped again (NULL when the
 	// provider is not shm, or its region is not laid out as expected).
 	struct smr_head *head;
@@ -359,6 +368,7 @@ int dmg_shm_region_locked(const char *name) {
 int dmg_mn_open(dmg_fab *f, uint64_t size, uint64_t key, dmg_mn **out, char *err, size_t errlen) {
 	dmg_mn *m = calloc(1, sizeof *m);
 	if (!m) return -FI_ENOMEM;
+	pthread_mutex_init(&m->calls, NULL);
 	m->f = f;
 	m->maplen = size ? size : 4096;
 	m->pool = mmap(NULL, m->maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -408,6 +418,8 @@ int dmg_mn_name(dmg_mn *m, void *buf, size_t *len) { return fi_getname(&m->ep->f
 int dmg_mn_progress(dmg_mn *m) {
 	struct fi_cq_entry ent[16];
 	int idle = 0;
+	if (pthread_getcpuclockid(pthread_self(), &m->pclock) == 0)
+		__atomic_store_n(&m->pclock_ok, 1, __ATOMIC_RELEASE);
 	while (!m->stop) {
 		if (m->paused) { nap(1000000); continue; }
 		if (m->blocking) {
@@ -420,10 +432,12 @@ int dmg_mn_progress(dmg_mn *m) {
 			}
 			continue;
 		}
+		pthread_mutex_lock(&m->calls);
 		int64_t t0 = now_ns();
 		__atomic_store_n(&m->inside, t0, __ATOMIC_RELEASE);
 		ssize_t n = fi_cq_read(m->cq, ent, 16);
 		__atomic_store_n(&m->inside, 0, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&m->calls);
 		if (n == -FI_EAVAIL) {
 			struct fi_cq_err_entry e = {0};
 			fi_cq_readerr(m->cq, &e, 0);
@@ -447,16 +461,38 @@ void dmg_mn_stop(dmg_mn *m) {
 // dmg_mn_forget frees the slot of a departed client endpoint, by its shm
 // name, in this MN's peer map (reclaim.go): inserting a name the provider
 // already maps returns its slot, and removing that address frees it and
-// unmaps the client's region. Returns 0, or a negative libfabric error.
+// unmaps the client's region. It waits for progress to be between calls
+// (libfabric 1.17's shm changes the map under its own lock, but a command
+// being processed reads a slot outside it), 100 ms at most. Returns 0, or
+// a negative libfabric error (-FI_EAGAIN: progress did not stop).
 int dmg_mn_forget(dmg_mn *m, const char *name) {
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += 100000000;
+	if (until.tv_nsec >= 1000000000) { until.tv_sec++; until.tv_nsec -= 1000000000; }
+	if (pthread_mutex_timedlock(&m->calls, &until)) return -FI_EAGAIN; // progress busy or stuck
 	fi_addr_t a = FI_ADDR_NOTAVAIL;
 	int ret = fi_av_insert(m->av, name, 1, &a, 0, NULL);
-	if (ret != 1) return ret < 0 ? ret : -FI_EINVAL;
-	return fi_av_remove(m->av, &a, 1, 0);
+	if (ret == 1) ret = fi_av_remove(m->av, &a, 1, 0);
+	else if (ret >= 0) ret = -FI_EINVAL;
+	pthread_mutex_unlock(&m->calls);
+	return ret;
 }
 int64_t dmg_mn_inside(dmg_mn *m) {
 	int64_t t0 = __atomic_load_n(&m->inside, __ATOMIC_ACQUIRE);
 	return t0 ? now_ns() - t0 : 0;
+}
+
+int64_t dmg_mn_inside_since(dmg_mn *m) { return __atomic_load_n(&m->inside, __ATOMIC_ACQUIRE); }
+
+static int64_t cpu_ns(clockid_t c) {
+	struct timespec ts;
+	if (clock_gettime(c, &ts)) return -1;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t dmg_mn_progress_cpu(dmg_mn *m) {
+	return __atomic_load_n(&m->pclock_ok, __ATOMIC_ACQUIRE) ? cpu_ns(m->pclock) : -1;
 }
 
 int dmg_mn_locked(dmg_mn *m) { return m->head ? head_locked(m->head) : -1; }
@@ -470,23 +506,39 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-// dmg_mn_lock_wait tries to take this MN's region lock for up to
-// limit_ns, as its progress would (spinning), and gives it back at once
-// when it gets it. It returns how long it tried: limit_ns or more when
-// the lock stayed taken throughout (-1: no region to try).
-int64_t dmg_mn_lock_wait(dmg_mn *m, int64_t limit_ns) {
+// dmg_mn_lock_wait tries to take this MN's region lock, as its progress
+// would (spinning), until this thread has spent limit_ns of its own CPU
+// on it or wall_ns have passed, and gives it back at once when it gets it.
+// It returns the CPU it spent (-1: no region to try) and sets *released
+// when the lock was free or given back at some point: the lock word of
+// glibc's x86-64 spin lock rises only on an unlock (to 1; a locker
+// counts it down), so a rise is a holder alive. Spun CPU, not time
+// passed, is the evidence: on cores shared with busy compute nodes a
+// thread may wait for a core longer than a live holder keeps the lock.
+int64_t dmg_mn_lock_wait(dmg_mn *m, int64_t limit_ns, int64_t wall_ns, int *released) {
+	*released = 0;
 	if (!m->head) return -1;
-	int64_t t0 = now_ns(), dt = 0;
-	while ((dt = now_ns() - t0) < limit_ns) {
+	volatile int *word = (volatile int *)&m->head->lock;
+	int64_t c0 = cpu_ns(CLOCK_THREAD_CPUTIME_ID), w0 = now_ns(), spun = 0;
+	int last = *word;
+	for (;;) {
 		for (int i = 0; i < 1024; i++) {
 			if (pthread_spin_trylock(&m->head->lock) == 0) {
 				pthread_spin_unlock(&m->head->lock);
-				return now_ns() - t0;
+				*released = 1;
+				return cpu_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 			}
+			int v = *word;
+			if (v > last) {
+				*released = 1;
+				return cpu_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+			}
+			last = v;
 			cpu_relax();
 		}
+		spun = cpu_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+		if (spun >= limit_ns || now_ns() - w0 >= wall_ns) return spun;
 	}
-	return dt;
 }
 
 // dmg_mn_unlock frees this MN's region lock for a holder that died in it,

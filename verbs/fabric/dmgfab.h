@@ -67,7 +67,9 @@ int dmg_mn_forget(dmg_mn *m, const char *name);
 // a holder that died in it (unlock.go).
 int64_t dmg_mn_inside(dmg_mn *m);
 int dmg_mn_locked(dmg_mn *m);
-int64_t dmg_mn_lock_wait(dmg_mn *m, int64_t limit_ns);
+int64_t dmg_mn_inside_since(dmg_mn *m);
+int64_t dmg_mn_progress_cpu(dmg_mn *m);
+int64_t dmg_mn_lock_wait(dmg_mn *m, int64_t limit_ns, int64_t wall_ns, int *released);
 void dmg_mn_unlock(dmg_mn *m);
 // Whether the lock of shm region name (in /dev/shm) is taken: 1, 0, or -1
 // if it is not a region laid out as libfabric 1.17's.

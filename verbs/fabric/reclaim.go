@@ -31,7 +31,7 @@ import (
 // been found so on two looks in a row, which leaves its last commands
 // time to drain: the MN inserts its name, which returns the slot the
 // provider gave it, and removes that address, which frees the slot and
-// unmaps the region.
+// unmaps the region, between two of its progress's calls.
 const reclaimEvery = time.Second
 
 // startReclaim starts the look on an shm MN.
@@ -71,7 +71,7 @@ func (n *Network) reclaimLoop(stop <-chan struct{}, done chan<- struct{}) {
 		}
 		cs := clients(maps, os.Getpid(), verbs.Dead)
 		inside := time.Duration(C.dmg_mn_inside(n.mn))
-		n.unlockDead(inside, cs) // unlock.go
+		n.unlockDead(cs) // unlock.go
 		if keepDeparted(inside, int(C.dmg_mn_locked(n.mn))) {
 			continue // keep the dead mapped: they tell a dead holder of the lock
 		}
@@ -85,7 +85,9 @@ func (n *Network) reclaimLoop(stop <-chan struct{}, done chan<- struct{}) {
 				continue
 			}
 			cs := C.CString(c.name)
-			C.dmg_mn_forget(n.mn, cs) // an error leaves the slot taken, as before
+			if C.dmg_mn_forget(n.mn, cs) != 0 {
+				now[c.name] = true // the slot stays taken: again at the next look
+			}
 			C.free(unsafe.Pointer(cs))
 		}
 		seen = now

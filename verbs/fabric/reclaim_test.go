@@ -45,23 +45,26 @@ func TestClients(t *testing.T) {
 }
 
 func TestUnlockNeeded(t *testing.T) {
+	stuck := lockLook{locked: 1, dead: 1, spun: 600 * time.Millisecond}
+	with := func(f func(*lockLook)) lockLook { l := stuck; f(&l); return l }
 	for _, c := range []struct {
-		name   string
-		inside time.Duration
-		locked int
-		dead   int
-		want   bool
+		name string
+		look lockLook
+		want bool
 	}{
-		{"a dead client's lock", 1200 * time.Millisecond, 1, 1, true},
-		{"progress not stuck long enough", 900 * time.Millisecond, 1, 3, false},
-		{"progress between calls", 0, 1, 1, false},
-		{"lock free: progress is slow, not locked out", 5 * time.Second, 0, 1, false},
-		{"region unknown (not libfabric 1.17's)", 5 * time.Second, -1, 1, false},
-		{"every client alive: a frozen holder keeps its lock", 30 * time.Second, 1, 0, false},
+		{"a dead client's lock, progress idle", stuck, true},
+		{"a dead client's lock, progress spinning behind it", with(func(l *lockLook) { l.progress, l.progressSpun = progressSame, 400*time.Millisecond }), true},
+		{"the try spun too little CPU (it waited for a core)", with(func(l *lockLook) { l.spun = 100 * time.Millisecond }), false},
+		{"the lock was given back during the try", with(func(l *lockLook) { l.released = true }), false},
+		{"progress in one call without spinning: it may hold the lock, starved", with(func(l *lockLook) { l.progress, l.progressSpun = progressSame, 10*time.Millisecond }), false},
+		{"progress entered a call during the try", with(func(l *lockLook) { l.progress = progressMoved }), false},
+		{"lock free at the end", with(func(l *lockLook) { l.locked = 0 }), false},
+		{"region unknown (not libfabric 1.17's)", with(func(l *lockLook) { l.locked = -1 }), false},
+		{"every client alive: a frozen holder keeps its lock", with(func(l *lockLook) { l.dead = 0 }), false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := unlockNeeded(c.inside, c.locked, c.dead); got != c.want {
-				t.Errorf("unlockNeeded(%v, %d, %d) = %v, want %v", c.inside, c.locked, c.dead, got, c.want)
+			if got := unlockNeeded(c.look); got != c.want {
+				t.Errorf("unlockNeeded(%+v) = %v, want %v", c.look, got, c.want)
 			}
 		})
 	}

@@ -23,26 +23,73 @@ import (
 // process killed inside (kill -9 of a computing job: 1 in 10 here) leaves
 // the lock taken, and the MN's progress and every later client spin on it
 // for ever, so that no job, dmg ls nor dmg stop could reach the pool
-// again. The lock records no owner, but the MN can tell that case from any
-// other: its progress has been inside one provider call, or its own try
-// of the lock has spun, for lockStuckAfter, where a call or a try
-// otherwise lasts microseconds; the lock is
-// taken; and a process that had reached the MN is dead (its region is
-// still mapped here). The MN then frees the lock, as pthread_spin_unlock
-// would (dmgfab.c, struct smr_head), and says so.
+// again. The lock records no owner, so the MN frees it, as
+// pthread_spin_unlock would (dmgfab.c, struct smr_head), and says so, only
+// when a look (lockLook) finds all of these:
+//   - a process that had reached the MN is dead (its region is still
+//     mapped here), and the lock is taken;
+//   - the MN, trying the lock as its progress would, spun lockSpin of
+//     its own CPU without getting it and without seeing it given back;
+//   - the MN's progress thread holds no lock of its own: it is between
+//     calls, or has spent CPU spinning in the one call it was in
+//     throughout the try.
+//
+// CPU spent, not time passed, is the evidence. Freeing a live holder's
+// lock lets two senders into the MN's queue at once, and a command can be
+// lost: a CAS that never completes. On two cores shared with busy compute
+// nodes, an MN thread at nice 10 may wait for a core for long, holding
+// the lock inside its progress call or in the middle of its own try, and
+// time passed (the rule until stop 52) then says "stuck" of a lock that
+// moves as soon as the thread runs.
 //
 // What the dead holder left half done stays so: killed in its copy, or
 // before it committed a command, it left the queue as it was; killed
 // between the command's commit and its count, one credit of the queue's
 // 1024. A live client frozen (SIGSTOP) in the lock is not a dead one: the
-// lock stays taken until its job ends and kills it.
+// lock stays taken until its job ends and kills it, unless a dead client
+// is mapped too (it cannot be told apart from the holder).
+const lockSpin = 500 * time.Millisecond
+
+// lockStuckAfter is how long the MN's progress may be inside one call
+// before its departed clients are kept mapped (progressStuck): a call
+// otherwise lasts microseconds.
 const lockStuckAfter = time.Second
 
-// unlockNeeded is the decision: progress has been inside one provider
-// call for inside, the region's lock is locked (1; 0 free, -1 unknown),
-// and dead clients are mapped.
-func unlockNeeded(inside time.Duration, locked, dead int) bool {
-	return inside >= lockStuckAfter && locked == 1 && dead > 0
+// lockTryFor bounds one try in time passed: a look that did not spin
+// lockSpin of CPU by then decides nothing (the next look tries again).
+const lockTryFor = 10 * lockSpin
+
+// progressSpinning is the CPU the MN's progress thread must have spent in
+// its one call during a try for that call to count as spinning on the
+// lock (its own progress shares the cores with the try).
+const progressSpinning = lockSpin / 4
+
+// progressAt says where the MN's progress thread was during a try.
+type progressAt int
+
+const (
+	progressOut   progressAt = iota // between calls at the try's end: it holds no lock
+	progressSame                    // in one and the same call throughout the try
+	progressMoved                   // in a call it entered during the try
+)
+
+// lockLook is what one look at the MN's region lock found.
+type lockLook struct {
+	locked       int           // at the end of the try: 1 taken, 0 free, -1 unknown
+	dead         int           // dead processes among the clients mapped
+	spun         time.Duration // CPU the MN's own try spent without the lock
+	released     bool          // the try got the lock or saw it given back
+	progress     progressAt    // where the progress thread was
+	progressSpun time.Duration // CPU it spent in its call during the try (progressSame)
+}
+
+// unlockNeeded is the decision: the lock is to be taken back from a dead
+// holder.
+func unlockNeeded(l lockLook) bool {
+	if l.locked != 1 || l.dead == 0 || l.released || l.spun < lockSpin {
+		return false
+	}
+	return l.progress == progressOut || l.progress == progressSame && l.progressSpun >= progressSpinning
 }
 
 // progressStuck tells whether an MN's progress is inside a call long
@@ -50,14 +97,12 @@ func unlockNeeded(inside time.Duration, locked, dead int) bool {
 // the evidence of a dead holder.
 func progressStuck(inside time.Duration) bool { return inside >= lockStuckAfter/2 }
 
-// unlockDead frees this MN's region lock if unlockNeeded says so, given
-// how long its progress has been inside one call and the clients it maps.
-// The progress takes the lock only when it has work, so a holder killed
-// in the lock with the queue empty blocks the clients alone: when a dead
-// client is mapped and the lock is taken, the MN tries the lock itself
-// for lockStuckAfter, as its progress would, and that try is the
-// evidence instead.
-func (n *Network) unlockDead(inside time.Duration, cs []client) {
+// unlockDead looks at this MN's region lock, given the clients it maps,
+// and frees it if unlockNeeded says so. The progress takes the lock only
+// when it has work, so a holder killed in the lock with the queue empty
+// blocks the clients alone: the MN's own try of the lock is the evidence
+// either way.
+func (n *Network) unlockDead(cs []client) {
 	var dead []string // their pids
 	for _, c := range cs {
 		pid, _, _, _ := verbs.ParseRuntimeName(c.name)
@@ -65,21 +110,39 @@ func (n *Network) unlockDead(inside time.Duration, cs []client) {
 			dead = append(dead, p)
 		}
 	}
-	locked := int(C.dmg_mn_locked(n.mn))
-	if len(dead) == 0 || locked != 1 {
+	if len(dead) == 0 || C.dmg_mn_locked(n.mn) != 1 {
 		return
 	}
-	if !progressStuck(inside) {
-		inside = max(inside, time.Duration(C.dmg_mn_lock_wait(n.mn, C.int64_t(lockStuckAfter))))
-	}
-	if !unlockNeeded(inside, int(C.dmg_mn_locked(n.mn)), len(dead)) {
+	l := n.lookAtLock()
+	l.dead = len(dead)
+	if !unlockNeeded(l) {
 		return
 	}
 	C.dmg_mn_unlock(n.mn)
 	if n.cfg.Note != nil {
-		n.cfg.Note(fmt.Sprintf("MN %d took its shm queue lock back from a client that died in an operation (pid %s), after %v",
-			n.w.Index, strings.Join(dead, " or "), inside.Round(time.Millisecond)))
+		n.cfg.Note(fmt.Sprintf("MN %d took its shm queue lock back from a client that died in an operation (pid %s), after spinning %v on it",
+			n.w.Index, strings.Join(dead, " or "), l.spun.Round(time.Millisecond)))
 	}
+}
+
+// lookAtLock tries the lock (dmg_mn_lock_wait) and notes where the
+// progress thread was meanwhile.
+func (n *Network) lookAtLock() lockLook {
+	since0, cpu0 := C.dmg_mn_inside_since(n.mn), C.dmg_mn_progress_cpu(n.mn)
+	var released C.int
+	spun := C.dmg_mn_lock_wait(n.mn, C.int64_t(lockSpin), C.int64_t(lockTryFor), &released)
+	since1, cpu1 := C.dmg_mn_inside_since(n.mn), C.dmg_mn_progress_cpu(n.mn)
+	l := lockLook{locked: int(C.dmg_mn_locked(n.mn)), spun: time.Duration(spun), released: released != 0, progress: progressMoved}
+	switch {
+	case since1 == 0:
+		l.progress = progressOut
+	case since1 == since0:
+		l.progress = progressSame
+		if cpu0 >= 0 && cpu1 >= cpu0 {
+			l.progressSpun = time.Duration(cpu1 - cpu0)
+		}
+	}
+	return l
 }
 
 // ShmRegionLocked tells whether the queue lock of the shm endpoint region
