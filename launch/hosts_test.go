@@ -8,6 +8,7 @@ package launch_test
 // a host can be cut off or killed.
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -80,16 +81,34 @@ func hostsOf(out string) map[string]bool {
 	return hs
 }
 
-// TestHostsInfo: four ranks on four hosts see four hostnames.
+// TestHostsInfo: four ranks on four hosts see four hostnames, and one
+// machine: the emulated hosts share this kernel and its cores, so that
+// the compute nodes split the cores between them (HostCNs).
 func TestHostsInfo(t *testing.T) {
 	bed := testbed.Shared(t, 6)
-	p := onHosts(bed, "1,2,3,4")(t, time.Minute, 4, "--roles", "cn:2,mn:2", "info")
+	js := filepath.Join(t.TempDir(), "info.json")
+	p := onHosts(bed, "1,2,3,4")(t, time.Minute, 4, "--roles", "cn:2,mn:2", "--json", js, "info")
 	if p.code != 0 {
 		t.Fatal(p)
 	}
 	checkRoleMap(t, p.out.String(), 2, 2, false)
 	if hs := hostsOf(p.out.String()); len(hs) != 4 || !hs[bed.Host(1)] || !hs[bed.Host(4)] {
 		t.Fatalf("want hosts %s, got %v:\n%s", bed.Hosts(4), hs, p.out.String())
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Ranks []struct{ Host, Machine string }
+	}
+	if err := json.Unmarshal(b, &rep); err != nil || len(rep.Ranks) != 4 {
+		t.Fatalf("dmg info --json: %v\n%s", err, b)
+	}
+	for _, r := range rep.Ranks {
+		if r.Machine == "" || r.Machine != rep.Ranks[0].Machine {
+			t.Fatalf("ranks on emulated hosts name different machines; want this one machine for all:\n%s", b)
+		}
 	}
 }
 

@@ -14,6 +14,9 @@ type rankInfo struct {
 	Host  string `json:"host"`
 	PID   int    `json:"pid"`
 	Cores int    `json:"cores"`
+	// Machine names the kernel and cores the rank runs on (machineOf):
+	// ranks of one machine share its cores and memory.
+	Machine string `json:"machine"`
 }
 
 type infoReport struct {

@@ -111,18 +111,22 @@ type Job struct {
 	beacon *heartbeat.Beacon
 }
 
-// HostCNs is the number of compute nodes that share this rank's host.
+// HostCNs is the number of compute nodes that share this rank's machine:
+// its cores (the workers' default), its memory (--cn-mem's check) and
+// its disks.
 func (j *Job) HostCNs() int { return j.onHost(spmd.CN) }
 
-// HostMNs is the number of memory nodes on this rank's host (at least 1).
+// HostMNs is the number of memory nodes on this rank's machine (at least 1).
 func (j *Job) HostMNs() int { return j.onHost(spmd.MN) }
 
-// onHost counts the ranks of role on this rank's host (at least 1).
+// onHost counts the ranks of role on this rank's machine (at least 1):
+// those of the same Machine, which hosts emulated as namespaces, or
+// containers, on one node share although their host names differ.
 func (j *Job) onHost(role spmd.Role) int {
-	me := j.ranks[j.Rank()].Host
+	me := j.ranks[j.Rank()].Machine
 	n := 0
 	for _, r := range j.ranks {
-		if r.Role == role.String() && r.Host == me {
+		if r.Role == role.String() && r.Machine == me {
 			n++
 		}
 	}
@@ -186,7 +190,7 @@ func (j *Job) endStalled(msg string, delay time.Duration) {
 // gatherRanks learns where every rank runs (rank, role, host, pid, cores),
 // for HostCNs, `dmg info` and the interrupt handler.
 func (j *Job) gatherRanks() error {
-	me := gathered{rankInfo: rankInfo{Rank: j.Rank(), Role: j.Role.String(), Index: j.Index, Host: hostname(), PID: os.Getpid(), Cores: runtime.NumCPU()}}
+	me := gathered{rankInfo: rankInfo{Rank: j.Rank(), Role: j.Role.String(), Index: j.Index, Host: hostname(), PID: os.Getpid(), Cores: runtime.NumCPU(), Machine: machine()}}
 	var b *heartbeat.Beacon
 	if j.cluster == nil { // under a launcher: hear the ranks on other hosts
 		var err error
@@ -550,6 +554,34 @@ func startWatch(limit time.Duration, rank int, stderr io.Writer, mu *sync.Mutex)
 }
 
 // hostname is the node name for reports.
+// machine names the kernel and the cores this process runs on
+// (machineOf).
+func machine() string {
+	id, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	st, _ := os.ReadFile("/proc/self/status")
+	return machineOf(id, st, hostname())
+}
+
+// machineOf is the machine of a process given the kernel's boot id, the
+// process's /proc/self/status and its host name: the boot id and the
+// CPUs the process may run on (processes of one kernel with the same CPUs
+// share them, whatever host names their namespaces or containers give
+// them; cpusets that split a node's cores, as Slurm's, make machines of
+// their own). The host name when the boot id is unknown.
+func machineOf(bootID, status []byte, host string) string {
+	id := strings.TrimSpace(string(bootID))
+	if id == "" {
+		return "host " + host
+	}
+	cpus := "?"
+	for line := range strings.Lines(string(status)) {
+		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+			cpus = strings.TrimSpace(v)
+		}
+	}
+	return id + " cpus " + cpus
+}
+
 func hostname() string {
 	h, err := os.Hostname()
 	if err != nil {

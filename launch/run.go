@@ -82,7 +82,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&r.source, "source", "", "BFS/SSSP/BC source vertex: its external `ID`, any 64-bit unsigned integer; BC takes several, comma-separated (default: the Graphalytics properties' BFS source, else the vertex with the most out-edges)")
 	fs.IntVar(&r.iterations, "iterations", 0, "iterations of PageRank (default: the properties, else 20) and CDLP (the properties, else 10)")
 	fs.Float64Var(&r.damping, "damping", 0, "PageRank damping factor (default: the properties, else 0.85)")
-	fs.IntVar(&r.workers, "workers", 0, "worker goroutines per compute node (default: its host's cores shared among the compute nodes on the host)")
+	fs.IntVar(&r.workers, "workers", 0, "worker goroutines per compute node (default: its machine's cores shared among the compute nodes on the machine: one kernel and its CPUs, whatever host names its containers or namespaces have)")
 	fs.IntVar(&r.engine.Inflight, "inflight", d.Inflight, "goroutines per worker, each with its own endpoint, keeping several batches in flight (raise it on fabrics with µs latency)")
 	fs.IntVar(&r.engine.Batch, "batch", d.Batch, "vertices per task claimed by a worker (at most one loading batch)")
 	fs.StringVar(&r.mnMem, "mn-mem", "", "pool size of each memory node, e.g. 8GiB (default: what the graph and mailboxes need plus 64 KiB)")
@@ -145,9 +145,10 @@ func runCmd(opts *Options, run func(body) int) *cobra.Command {
 func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 	workers := r.workers
 	if workers == 0 {
-		// A CN's share of its host's cores: compute nodes that share a
-		// host (one machine, or --local) would otherwise each start as
-		// many workers as the host has cores.
+		// A CN's share of its machine's cores: compute nodes that share
+		// a machine (one host, containers or namespaces on one node, or
+		// --local) would otherwise each start as many workers as it has
+		// cores.
 		workers = max(1, runtime.NumCPU()/j.HostCNs())
 	}
 	if err := r.check(); err != nil {
