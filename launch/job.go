@@ -553,7 +553,6 @@ func startWatch(limit time.Duration, rank int, stderr io.Writer, mu *sync.Mutex)
 	return func() { t.Stop() }
 }
 
-// hostname is the node name for reports.
 // machine names the kernel and the cores this process runs on
 // (machineOf).
 func machine() string {
@@ -582,6 +581,7 @@ func machineOf(bootID, status []byte, host string) string {
 	return id + " cpus " + cpus
 }
 
+// hostname is the node name for reports.
 func hostname() string {
 	h, err := os.Hostname()
 	if err != nil {

@@ -519,24 +519,21 @@ int64_t dmg_mn_lock_wait(dmg_mn *m, int64_t limit_ns, int64_t wall_ns, int *rele
 	*released = 0;
 	if (!m->head) return -1;
 	volatile int *word = (volatile int *)&m->head->lock;
-	int64_t c0 = cpu_ns(CLOCK_THREAD_CPUTIME_ID), w0 = now_ns(), spun = 0;
+	int64_t c0 = cpu_ns(CLOCK_THREAD_CPUTIME_ID), w0 = now_ns();
 	int last = *word;
 	for (;;) {
 		for (int i = 0; i < 1024; i++) {
-			if (pthread_spin_trylock(&m->head->lock) == 0) {
-				pthread_spin_unlock(&m->head->lock);
-				*released = 1;
-				return cpu_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
-			}
+			int got = pthread_spin_trylock(&m->head->lock) == 0;
+			if (got) pthread_spin_unlock(&m->head->lock);
 			int v = *word;
-			if (v > last) {
+			if (got || v > last) {
 				*released = 1;
 				return cpu_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 			}
 			last = v;
 			cpu_relax();
 		}
-		spun = cpu_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+		int64_t spun = cpu_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 		if (spun >= limit_ns || now_ns() - w0 >= wall_ns) return spun;
 	}
 }
