@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -363,6 +364,81 @@ int dmg_shm_region_locked(const char *name) {
 	int v = head_locked(h);
 	munmap(h, 4096);
 	return v;
+}
+
+// The rest of struct smr_region's head, after the lock: its signal (an
+// ofi_atomic32_t, 4 bytes, or 8 in a debug build: the layout whose
+// total_size is the file's size is the one read), the owner's map
+// pointer, the region's size, the queue's credits and the queues'
+// offsets. A queue (OFI_DECLARE_CIRQUE) begins with its size, mask and
+// read and write counts.
+struct smr_tail {
+	void *map;
+	size_t total_size;
+	size_t cmd_cnt;
+	size_t sar_cnt;
+	size_t cmd_queue_offset;
+	size_t resp_queue_offset;
+};
+struct smr_cirque_head {
+	size_t size, size_mask, rcnt, wcnt;
+};
+
+// queue_used reads how many entries queue off (of region r, size bytes)
+// holds; -1 if off is not a queue's.
+static int64_t queue_used(const char *r, size_t size, size_t off) {
+	if (off < sizeof(struct smr_head) || off > size - sizeof(struct smr_cirque_head)) return -1;
+	const volatile struct smr_cirque_head *q = (const void *)(r + off);
+	size_t w = q->wcnt, rd = q->rcnt;
+	return w - rd <= q->size ? (int64_t)(w - rd) : -1;
+}
+
+// queue_taken reads how many entries queue off has had taken from it.
+static uint64_t queue_taken(const char *r, size_t size, size_t off) {
+	if (off < sizeof(struct smr_head) || off > size - sizeof(struct smr_cirque_head)) return 0;
+	return ((const volatile struct smr_cirque_head *)(r + off))->rcnt;
+}
+
+int dmg_shm_region_state(const char *name, int looks, dmg_shm_state *s) {
+	memset(s, 0, sizeof *s);
+	int fd = shm_open(name, O_RDONLY, 0);
+	if (fd < 0) return -1;
+	struct stat st;
+	if (fstat(fd, &st) || st.st_size < 4096) { close(fd); return -1; }
+	size_t size = (size_t)st.st_size;
+	char *r = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (r == MAP_FAILED) return -1;
+	const struct smr_head *h = (const void *)r;
+	const struct smr_tail *t = NULL;
+	for (size_t at = offsetof(struct smr_head, lock) + 8; at <= offsetof(struct smr_head, lock) + 16 && !t; at += 8) {
+		const struct smr_tail *c = (const void *)(r + at);
+		if (c->total_size == size) t = c;
+	}
+	int ret = -1;
+	if (h->version == SMR_HEAD_VERSION && t) {
+		s->pid = h->pid;
+		const volatile int *word = (const volatile int *)&h->lock;
+		s->lock = *word;
+		for (int i = 0; i < looks; i++) { // 150 µs apart, never taking it
+			if (*word <= 0) s->taken++;
+			nap(150000);
+		}
+		s->signal = *(const volatile int *)(r + offsetof(struct smr_head, lock) + 4);
+		s->credits = t->cmd_cnt;
+		s->cmds = queue_used(r, size, t->cmd_queue_offset);
+		s->cmds_taken = queue_taken(r, size, t->cmd_queue_offset);
+		s->resps = queue_used(r, size, t->resp_queue_offset);
+		ret = 0;
+	}
+	munmap(r, size);
+	return ret;
+}
+
+int dmg_ep_shm_name(dmg_ep *e, char *buf, size_t len) {
+	size_t n = len;
+	if (!e || !e->ep || fi_getname(&e->ep->fid, buf, &n) || n > len || !memchr(buf, 0, n)) return -1;
+	return 0;
 }
 
 int dmg_mn_open(dmg_fab *f, uint64_t size, uint64_t key, dmg_mn **out, char *err, size_t errlen) {

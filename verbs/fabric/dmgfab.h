@@ -74,6 +74,18 @@ void dmg_mn_unlock(dmg_mn *m);
 // Whether the lock of shm region name (in /dev/shm) is taken: 1, 0, or -1
 // if it is not a region laid out as libfabric 1.17's.
 int dmg_shm_region_locked(const char *name);
+// The queue state of shm region name, for errors and notes: the lock word
+// (glibc: 1 free, 0 or less taken) and how many of looks, 150 µs apart,
+// found it taken; the owner's signal; the credits senders may still
+// spend; the commands queued to the owner, and how many it ever took;
+// the responses queued to it. Nothing is taken or written. 0, or -1 if
+// the region is not one laid out as libfabric 1.17's.
+typedef struct {
+	int pid, lock, taken, signal;
+	uint64_t credits, cmds_taken;
+	int64_t cmds, resps; // -1: unreadable
+} dmg_shm_state;
+int dmg_shm_region_state(const char *name, int looks, dmg_shm_state *s);
 void dmg_mn_close(dmg_mn *m);
 
 // CN side: one endpoint per worker, with its own CQ, AV and staging.
@@ -100,6 +112,8 @@ int dmg_ep_run(dmg_ep *e, int n, int64_t timeout_ns, int *bad, char *err, size_t
 int dmg_ep_post(dmg_ep *e, int from, int to, int64_t timeout_ns, int *bad, char *err, size_t errlen);
 int dmg_ep_wait(dmg_ep *e, int n, int64_t timeout_ns, int *bad, char *err, size_t errlen);
 void dmg_ep_close(dmg_ep *e);
+// The shm region name of an endpoint (fi_getname); 0, or -1.
+int dmg_ep_shm_name(dmg_ep *e, char *buf, size_t len);
 // Closes the endpoint itself, and so its connections, but frees nothing
 // an operation still in flight may be completed into: its buffers,
 // contexts, CQ and AV (the provider's progress thread may yet write them).

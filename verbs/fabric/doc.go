@@ -25,7 +25,10 @@
 //
 // An shm MN outlives its clients (a served pool): it forgets the endpoints
 // of departed ones (reclaim.go), and takes its queue lock back from one
-// that died holding it (unlock.go).
+// that died holding it (unlock.go). What an shm region shows of its
+// queues (shmstate.go) goes into a timed-out operation's error and a
+// serve job's notes. An attached job's new endpoint must first read and
+// atomically add 0 to every MN's first word (its probe), or is replaced.
 //
 //	net, err := fabric.Open(world, verbs.Config{PoolBytes: 1 << 30, Provider: "tcp"})
 package fabric

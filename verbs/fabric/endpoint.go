@@ -353,10 +353,13 @@ func (e *endpoint) Flush() error {
 		if b := int(bad); b >= 0 && b < nq {
 			who = e.net.mnName(int(ops[b].peer))
 			what = fmt.Sprintf("; the first missing: a %d-byte %s at offset %d", uint64(ops[b].len), opKind(uint8(ops[b].kind)), uint64(ops[b].raddr)-e.net.remote[ops[b].peer].base)
-			what += e.net.shmLockState(int(ops[b].peer))
+			what += e.net.shmLockState(int(ops[b].peer), e)
 		}
 		if f := e.net.probesFailed.Load(); f > 0 {
 			what += fmt.Sprintf("; %d new endpoints of this CN had failed their probe", f)
+			if first := e.net.firstProbe.Load(); first != nil {
+				what += " (the first: " + *first + ")"
+			}
 		}
 		err := errors.Errorf("verbs: %s batch of %d operations to %s failed: %s", e.net.provider, nq, who, cstr(errbuf[:]))
 		if ret == -C.DMG_ETIMEDOUT {

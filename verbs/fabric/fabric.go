@@ -60,8 +60,10 @@ type Network struct {
 	// closes reclaimed when it has (reclaim.go).
 	unreclaim, reclaimed chan struct{}
 	// probesFailed counts this CN's endpoints replaced after a failed
-	// probe (said in a timeout's error).
+	// probe, and firstProbe is the first failure's error (both said in
+	// a timeout's error).
 	probesFailed atomic.Int64
+	firstProbe   atomic.Pointer[string]
 	// halted is set by Halt: no endpoint enters the provider again.
 	halted atomic.Bool
 	// opening: Close found an endpoint's open inside the provider for
@@ -179,10 +181,9 @@ func Open(w *spmd.World, cfg verbs.Config) (*Network, error) {
 	// Step 3: exchange pool sizes, addresses, keys and endpoint names.
 	var blob []byte
 	if n.mn != nil {
-		name := make([]byte, 1024)
-		nl := C.size_t(len(name))
-		if ret := C.dmg_mn_name(n.mn, unsafe.Pointer(&name[0]), &nl); ret != 0 {
-			err = errors.Errorf("verbs: fi_getname on MN %d failed (%d)", w.Index, int(ret))
+		name := n.ownName()
+		if name == "" {
+			err = errors.Errorf("verbs: fi_getname on MN %d failed", w.Index)
 		}
 		base := uint64(0)
 		if n.virt {
@@ -191,7 +192,7 @@ func Open(w *spmd.World, cfg verbs.Config) (*Network, error) {
 		blob = binary.LittleEndian.AppendUint64(blob, uint64(len(n.pool)))
 		blob = binary.LittleEndian.AppendUint64(blob, base)
 		blob = binary.LittleEndian.AppendUint64(blob, uint64(C.dmg_mn_key(n.mn)))
-		blob = append(blob, name[:nl]...)
+		blob = append(blob, name...)
 	} else {
 		blob = []byte{'c'}
 	}
@@ -478,19 +479,30 @@ func (n *Network) newProbed() (verbs.Endpoint, error) {
 			return ep, nil
 		}
 		n.probesFailed.Add(1)
+		msg := last.Error()
+		n.firstProbe.CompareAndSwap(nil, &msg)
 		ep.closeDead = !strings.HasPrefix(n.provider, "shm")
 		ep.Close()
 	}
 	return nil, errors.Wrapf(last, "verbs: no endpoint of CN %d reached every MN of the pool within %v, %d times", n.w.Index, probeTimeout, probeTries)
 }
 
-// probe reads a word of every MN's pool through ep within probeTimeout.
+// probe reads a word of every MN's pool through ep, and adds 0 to it
+// atomically, within probeTimeout: the two paths an endpoint's operations
+// take. Over shm a READ is the CN's own copy, and completes whether or
+// not the MN answers this endpoint; an atomic is the MN's, answered
+// through the MN's slot for the endpoint. The word is the pool's first,
+// which nothing writes after the MN set it up.
 func (n *Network) probe(ep *endpoint) error {
 	b := make([]byte, 8*len(n.sizes))
+	prev := make([]uint64, len(n.sizes))
 	for mn := range n.sizes {
 		a, err := verbs.MakeAddr(mn, 0)
 		if err == nil {
 			err = ep.Read(b[8*mn:8*mn+8], a)
+		}
+		if err == nil {
+			err = ep.FAA64(a, 0, &prev[mn])
 		}
 		if err != nil {
 			return err

@@ -5,6 +5,7 @@ package fabric
 import "C"
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -59,6 +60,8 @@ func (n *Network) reclaimLoop(stop <-chan struct{}, done chan<- struct{}) {
 	t := time.NewTicker(reclaimEvery)
 	defer t.Stop()
 	var seen map[string]bool // departed at the last look
+	var queue queueWatch
+	own := n.ownName()
 	for {
 		select {
 		case <-stop:
@@ -71,6 +74,7 @@ func (n *Network) reclaimLoop(stop <-chan struct{}, done chan<- struct{}) {
 		}
 		cs := clients(maps, os.Getpid(), verbs.Dead)
 		inside := time.Duration(C.dmg_mn_inside(n.mn))
+		n.watchQueue(&queue, own, inside)
 		n.unlockDead(cs) // unlock.go
 		if keepDeparted(inside, int(C.dmg_mn_locked(n.mn))) {
 			continue // keep the dead mapped: they tell a dead holder of the lock
@@ -130,4 +134,33 @@ func clients(maps []byte, self int, dead func(name string) bool) []client {
 		out = append(out, client{name: m.Name, gone: m.Deleted, dead: dead(m.Name)})
 	}
 	return out
+}
+
+// watchQueue takes one look at this MN's own queue (shmstate.go) and
+// says, as a note, when commands wait in it untaken, and when it moves
+// again.
+func (n *Network) watchQueue(w *queueWatch, own string, inside time.Duration) {
+	s, ok := readShmState(own, 0)
+	if !ok || n.cfg.Note == nil {
+		return
+	}
+	msg := w.look(s, time.Now())
+	if msg == "" {
+		return
+	}
+	where := "between provider calls"
+	if inside > 0 {
+		where = fmt.Sprintf("inside one provider call for %v", inside.Round(time.Millisecond))
+	}
+	n.cfg.Note(fmt.Sprintf("MN %d: %s (its progress is %s)", n.w.Index, msg, where))
+}
+
+// ownName is this MN's own endpoint name ("" if the provider gives none).
+func (n *Network) ownName() string {
+	name := make([]byte, 1024)
+	nl := C.size_t(len(name))
+	if C.dmg_mn_name(n.mn, unsafe.Pointer(&name[0]), &nl) != 0 || int(nl) > len(name) {
+		return ""
+	}
+	return string(name[:nl])
 }

@@ -159,21 +159,3 @@ func ShmRegionLocked(name string) (bool, error) {
 	}
 	return false, errors.Errorf("verbs: %s is not a libfabric 1.17 shm region", name)
 }
-
-// shmLockState says, for an error, whether MN mn's shm queue lock is
-// taken now ("" when the provider is not shm or its region cannot be
-// read): a wait that timed out with the lock free was not blocked by it,
-// and the MN lost or never saw the operation.
-func (n *Network) shmLockState(mn int) string {
-	if !strings.HasPrefix(n.provider, "shm") || mn < 0 || mn >= len(n.addrs) {
-		return ""
-	}
-	locked, err := ShmRegionLocked(string(n.addrs[mn].Name))
-	switch {
-	case err != nil:
-		return ""
-	case locked:
-		return "; its shm queue lock is taken"
-	}
-	return "; its shm queue lock is free"
-}
