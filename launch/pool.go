@@ -231,15 +231,37 @@ func attach(j *Job, path string, timeout time.Duration) (*attached, error) {
 	a := &attached{net: net, watch: make(chan struct{})}
 	go watchMNs(mns, j.stalled, a.watch)
 	if j.IsRoot() {
-		if a.ep, err = net.NewEndpoint(); err == nil {
-			a.c, err = pool.Connect(a.ep, f, path)
-		}
+		err = a.connect(f, path, j.note)
 	}
 	if err := j.Agree(err); err != nil {
 		a.close()
 		return nil, err
 	}
 	return a, nil
+}
+
+// connect opens the catalogue client's endpoint and connects it to pool
+// f (read from path). An endpoint whose operation times out during the
+// catalogue lock is replaced (pool.Client.SetRenew), and say is told so.
+func (a *attached) connect(f *pool.File, path string, say func(string)) error {
+	var err error
+	if a.ep, err = a.net.NewEndpoint(); err == nil {
+		a.c, err = pool.Connect(a.ep, f, path)
+	}
+	if err != nil {
+		return err
+	}
+	a.c.SetRenew(func(cause error) (verbs.Endpoint, error) {
+		ep, err := a.net.NewEndpoint()
+		if err != nil {
+			return nil, err
+		}
+		a.ep.Close()
+		a.ep = ep
+		say(fmt.Sprintf("%v; trying again on a new endpoint", cause))
+		return ep, nil
+	})
+	return nil
 }
 
 // close ends the job's use of the pool (collective).
@@ -394,10 +416,7 @@ func attachAlone(j *Job, path string, timeout time.Duration, stuck func(string))
 		return nil, err
 	}
 	a := &attached{net: net}
-	if a.ep, err = net.NewEndpoint(); err == nil {
-		a.c, err = pool.Connect(a.ep, f, path)
-	}
-	if err != nil {
+	if err = a.connect(f, path, j.note); err != nil {
 		a.close()
 		return nil, err
 	}

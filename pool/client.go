@@ -26,8 +26,9 @@ type Client struct {
 
 	pending []Extent // handed out by Alloc/AllocAux, not yet in a slot
 
-	now   func() time.Time      // wall clock for stamps and ages
-	sleep func(d time.Duration) // backoff between retries
+	now   func() time.Time                          // wall clock for stamps and ages
+	sleep func(d time.Duration)                     // backoff between retries
+	renew func(cause error) (verbs.Endpoint, error) // SetRenew
 }
 
 // Reader is a live run that reads a graph: its Job slot's holder.
@@ -237,56 +238,33 @@ func backoff(d time.Duration) time.Duration {
 
 // Lock takes the catalogue lock, retrying with backoff for up to timeout.
 // A lock taken more than StaleAfter ago (by the holder's clock) belongs to
-// a dead job and is broken.
+// a dead job and is broken. An operation that times out (verbs.IsTimeout)
+// is tried again on a new endpoint from SetRenew's function, up to
+// lockRenewals times: each try reads the lock first, so a CAS that was
+// applied but never answered is found to be this client's.
 func (c *Client) Lock(timeout time.Duration) error {
 	start := time.Now()
 	var pause time.Duration
+	renewals := 0
 	for {
-		w, err := c.readWords("the catalogue lock", verbs.Addr(LockOff), verbs.Addr(LockTimeOff))
-		if err != nil {
-			return err
-		}
-		holder, taken := w[0], w[1]
-		now := c.now()
-		switch {
-		case holder == c.id:
-			return c.writeWord("the catalogue lock time", verbs.Addr(LockTimeOff), unixMS(now))
-		case holder == 0:
-			// The time first, so that nobody sees us holding the lock
-			// with an earlier holder's (stale) time.
-			if err := c.writeWord("the catalogue lock time", verbs.Addr(LockTimeOff), unixMS(now)); err != nil {
-				return err
-			}
-			prev, err := c.cas("the catalogue lock", verbs.Addr(LockOff), 0, c.id)
-			if err != nil {
-				return err
-			}
-			if prev == 0 {
-				return nil
-			}
-			continue
-		case age(now, taken) > StaleAfter:
-			// Claim the break on the time word first: of several
-			// breakers one wins, and a holder that just took the lock
-			// has already rewritten it.
-			prev, err := c.cas("the catalogue lock time", verbs.Addr(LockTimeOff), taken, unixMS(now))
-			if err != nil {
-				return err
-			}
-			if prev != taken {
+		done, again, holder, taken, err := c.tryLock()
+		if err != nil && renewals < lockRenewals && verbs.IsTimeout(err) && c.renew != nil {
+			renewals++
+			if err = c.renewEndpoint(err); err == nil {
 				continue
 			}
-			if prev, err = c.cas("the catalogue lock", verbs.Addr(LockOff), holder, c.id); err != nil {
-				return err
-			}
-			if prev == holder {
-				return c.writeWord("the catalogue lock time", verbs.Addr(LockTimeOff), unixMS(c.now()))
-			}
+		}
+		switch {
+		case err != nil:
+			return err
+		case done:
+			return nil
+		case again:
 			continue
 		}
 		if time.Since(start) >= timeout {
 			return errors.Errorf("pool file %s: the catalogue is locked by job %#x (taken %.1fs ago); gave up after %v (a lock older than %v is broken)",
-				c.path, holder, age(now, taken).Seconds(), timeout, StaleAfter)
+				c.path, holder, age(c.now(), taken).Seconds(), timeout, StaleAfter)
 		}
 		pause = backoff(pause)
 		if left := timeout - time.Since(start); pause > left {
@@ -294,6 +272,68 @@ func (c *Client) Lock(timeout time.Duration) error {
 		}
 		c.sleep(pause)
 	}
+}
+
+// lockRenewals is how many new endpoints one Lock may take after
+// timeouts.
+const lockRenewals = 2
+
+// tryLock is one look at the catalogue lock, and one try to take it:
+// done once taken; again when another client won a race just now (look
+// again at once); else the lock's holder and when it took it.
+func (c *Client) tryLock() (done, again bool, holder, taken uint64, err error) {
+	w, err := c.readWords("the catalogue lock", verbs.Addr(LockOff), verbs.Addr(LockTimeOff))
+	if err != nil {
+		return false, false, 0, 0, err
+	}
+	holder, taken = w[0], w[1]
+	now := c.now()
+	switch {
+	case holder == c.id:
+		return true, false, holder, taken, c.writeWord("the catalogue lock time", verbs.Addr(LockTimeOff), unixMS(now))
+	case holder == 0:
+		// The time first, so that nobody sees us holding the lock
+		// with an earlier holder's (stale) time.
+		if err := c.writeWord("the catalogue lock time", verbs.Addr(LockTimeOff), unixMS(now)); err != nil {
+			return false, false, holder, taken, err
+		}
+		prev, err := c.cas("the catalogue lock", verbs.Addr(LockOff), 0, c.id)
+		return err == nil && prev == 0, true, holder, taken, err
+	case age(now, taken) > StaleAfter:
+		// Claim the break on the time word first: of several
+		// breakers one wins, and a holder that just took the lock
+		// has already rewritten it.
+		prev, err := c.cas("the catalogue lock time", verbs.Addr(LockTimeOff), taken, unixMS(now))
+		if err != nil || prev != taken {
+			return false, true, holder, taken, err
+		}
+		if prev, err = c.cas("the catalogue lock", verbs.Addr(LockOff), holder, c.id); err != nil || prev != holder {
+			return false, true, holder, taken, err
+		}
+		return true, false, holder, taken, c.writeWord("the catalogue lock time", verbs.Addr(LockTimeOff), unixMS(c.now()))
+	}
+	return false, false, holder, taken, nil
+}
+
+// SetRenew gives the client a way to replace an endpoint whose operation
+// timed out (Lock): renew is told why, and returns a new endpoint on the
+// same pool, which the client uses from then on (the caller closes the
+// old one, and owns both).
+func (c *Client) SetRenew(renew func(cause error) (verbs.Endpoint, error)) { c.renew = renew }
+
+// renewEndpoint replaces the client's endpoint after cause, a timeout;
+// an error if no new endpoint could be had.
+func (c *Client) renewEndpoint(cause error) error {
+	ep, err := c.renew(cause)
+	if err == nil {
+		at, ok := ep.(verbs.Atomics)
+		if !ok {
+			return errors.Errorf("%v; its new endpoint (%T) has no remote atomics", cause, ep)
+		}
+		c.ep, c.at = ep, at
+		return nil
+	}
+	return errors.Wrapf(err, "%v; and a new endpoint", cause)
 }
 
 // Unlock releases the catalogue lock. It fails if this client does not

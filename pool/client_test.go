@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/pkg/errors"
+
+	"github.com/dmg-hpc/dmg/verbs"
 )
 
 const (
@@ -382,6 +384,112 @@ func TestLock(t *testing.T) {
 		}
 		return a.Unlock()
 	})
+}
+
+// timingOut is an endpoint whose flushes that hold a CAS time out while
+// casFails lasts, as a lost or unanswered operation does: applied says
+// whether the batch reaches the pool first (an answer lost) or not (a
+// command lost). Once timed out, it is unusable.
+type timingOut struct {
+	verbs.Endpoint
+	at       verbs.Atomics
+	casFails *int
+	applied  bool
+	cas      bool
+	dead     bool
+}
+
+func (e *timingOut) CAS64(a verbs.Addr, old, new uint64, prev *uint64) error {
+	e.cas = true
+	return e.at.CAS64(a, old, new, prev)
+}
+
+func (e *timingOut) FAA64(a verbs.Addr, d uint64, prev *uint64) error { return e.at.FAA64(a, d, prev) }
+
+func (e *timingOut) Flush() error {
+	if e.dead {
+		return errors.New("endpoint unusable after a timeout")
+	}
+	if !e.cas || *e.casFails == 0 {
+		e.cas = false
+		return e.Endpoint.Flush()
+	}
+	*e.casFails--
+	e.dead = true
+	if e.applied {
+		if err := e.Endpoint.Flush(); err != nil {
+			return err
+		}
+	}
+	return errors.WithStack(&verbs.TimeoutError{Msg: "verbs: no completion from MN 0 within 10s"})
+}
+
+func TestLockRenews(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		casFails int  // CAS flushes that time out, on any endpoint
+		applied  bool // the timed-out CAS reached the pool
+		renew    bool // the client can renew its endpoint
+		renewals int  // new endpoints Lock takes
+		want     string
+	}{
+		{"a CAS lost, renewed", 1, false, true, 1, ""},
+		{"a CAS applied, its answer lost: the lock is found ours", 1, true, true, 1, ""},
+		{"two lost, two renewals", 2, false, true, 2, ""},
+		{"three lost: the third timeout is the error", 3, false, true, 2, "no completion from MN 0"},
+		{"no renewal without SetRenew", 1, false, false, 0, "no completion from MN 0"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			withClient(t, func(e *env, _ *Client) error {
+				fails := c.casFails
+				wrap := func(ep verbs.Endpoint) *timingOut {
+					return &timingOut{Endpoint: ep, at: ep.(verbs.Atomics), casFails: &fails, applied: c.applied}
+				}
+				ep, err := e.net.NewEndpoint()
+				if err != nil {
+					return err
+				}
+				a, err := Connect(wrap(ep), e.file, "test.pool")
+				if err != nil {
+					return err
+				}
+				renewals := 0
+				if c.renew {
+					a.SetRenew(func(cause error) (verbs.Endpoint, error) {
+						if !verbs.IsTimeout(cause) {
+							return nil, errors.Errorf("renewed for %v; want a timeout", cause)
+						}
+						renewals++
+						ep, err := e.net.NewEndpoint()
+						if err != nil {
+							return nil, err
+						}
+						return wrap(ep), nil
+					})
+				}
+				err = a.Lock(time.Second)
+				switch {
+				case renewals != c.renewals:
+					return errors.Errorf("%d renewals; want %d (Lock: %v)", renewals, c.renewals, err)
+				case c.want == "" && err != nil:
+					return errors.Wrap(err, "Lock")
+				case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+					return errors.Errorf("Lock = %v; want an error saying %q", err, c.want)
+				case c.want != "":
+					return nil
+				}
+				// The lock is the client's: a second client finds it so.
+				b, err := e.connect()
+				if err != nil {
+					return err
+				}
+				if err := b.Lock(0); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("locked by job %#x", a.ID())) {
+					return errors.Errorf("a second client's Lock = %v; want the lock held by %#x", err, a.ID())
+				}
+				return a.Unlock()
+			})
+		})
+	}
 }
 
 // withGraph runs fn with two clients of a fresh pool whose slot 3 is a

@@ -2,6 +2,8 @@ package verbs
 
 import (
 	"time"
+
+	"github.com/pkg/errors"
 )
 
 // Endpoint is one queue-pair set from a CN worker to every MN: the data path
@@ -217,6 +219,20 @@ func AtomicsOnTargetCPU(net Network) bool {
 // whole batch in one call (the doorbell batching stays the same).
 type PostMode interface {
 	SetPostPerOp(on bool)
+}
+
+// TimeoutError is a Flush whose completions did not all arrive within
+// Config.Timeout. The peer may be dead, frozen or slow, or have lost an
+// operation; an operation not completed may still be applied later. The
+// endpoint cannot be used again.
+type TimeoutError struct{ Msg string }
+
+func (e *TimeoutError) Error() string { return e.Msg }
+
+// IsTimeout tells whether err is, or wraps, a TimeoutError.
+func IsTimeout(err error) bool {
+	var t *TimeoutError
+	return errors.As(err, &t)
 }
 
 // ProviderError is a fabric provider that is unknown, unavailable or

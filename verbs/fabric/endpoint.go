@@ -363,8 +363,8 @@ func (e *endpoint) Flush() error {
 		}
 		err := errors.Errorf("verbs: %s batch of %d operations to %s failed: %s", e.net.provider, nq, who, cstr(errbuf[:]))
 		if ret == -C.DMG_ETIMEDOUT {
-			err = errors.Errorf("verbs: no completion from %s within %v (%s%s); expected the peer to be alive and progressing",
-				who, limit, cstr(errbuf[:]), what)
+			err = errors.WithStack(&verbs.TimeoutError{Msg: fmt.Sprintf("verbs: no completion from %s within %v (%s%s); expected the peer to be alive and progressing",
+				who, limit, cstr(errbuf[:]), what)})
 		}
 		// Operations may still be in flight and reference the staging
 		// buffer: this endpoint cannot be used again.
