@@ -238,17 +238,39 @@ func backoff(d time.Duration) time.Duration {
 
 // Lock takes the catalogue lock, retrying with backoff for up to timeout.
 // A lock taken more than StaleAfter ago (by the holder's clock) belongs to
-// a dead job and is broken. An operation that times out (verbs.IsTimeout)
-// is tried again on a new endpoint from SetRenew's function, up to
-// lockRenewals times: each try reads the lock first, so a CAS that was
-// applied but never answered is found to be this client's.
+// a dead job and is broken.
 func (c *Client) Lock(timeout time.Duration) error {
+	lock := claim{what: "the catalogue lock", whatStamp: "the catalogue lock time", holder: verbs.Addr(LockOff), stamp: verbs.Addr(LockTimeOff)}
+	return c.take(lock, timeout, func(holder uint64, taken time.Duration) error {
+		return errors.Errorf("pool file %s: the catalogue is locked by job %#x (taken %.1fs ago); gave up after %v (a lock older than %v is broken)",
+			c.path, holder, taken.Seconds(), timeout, StaleAfter)
+	})
+}
+
+// claim is a word that a client takes by a CAS of its id from 0, beside
+// a word of when its holder last said it was alive (Unix ms, by the
+// holder's clock): the catalogue lock and its time, a slot's lease and
+// its beat.
+type claim struct {
+	what, whatStamp string // for errors
+	holder, stamp   verbs.Addr
+}
+
+// take takes claim k for this client: free, already its own, or stale
+// (its stamp older than StaleAfter), which is broken. A claim held by a
+// live client is looked at again with backoff for up to wait, then busy
+// is the error (its holder, and the age of its stamp). On success the
+// stamp is now. An operation that times out (verbs.IsTimeout) is tried
+// again on a new endpoint from SetRenew's function, up to takeRenewals
+// times: each try reads the claim first, so a CAS that was applied but
+// never answered is found to be this client's.
+func (c *Client) take(k claim, wait time.Duration, busy func(holder uint64, age time.Duration) error) error {
 	start := time.Now()
 	var pause time.Duration
 	renewals := 0
 	for {
-		done, again, holder, taken, err := c.tryLock()
-		if err != nil && renewals < lockRenewals && verbs.IsTimeout(err) && c.renew != nil {
+		done, again, holder, stamp, err := c.tryTake(k)
+		if err != nil && renewals < takeRenewals && verbs.IsTimeout(err) && c.renew != nil {
 			renewals++
 			if err = c.renewEndpoint(err); err == nil {
 				continue
@@ -262,61 +284,60 @@ func (c *Client) Lock(timeout time.Duration) error {
 		case again:
 			continue
 		}
-		if time.Since(start) >= timeout {
-			return errors.Errorf("pool file %s: the catalogue is locked by job %#x (taken %.1fs ago); gave up after %v (a lock older than %v is broken)",
-				c.path, holder, age(c.now(), taken).Seconds(), timeout, StaleAfter)
+		if time.Since(start) >= wait {
+			return busy(holder, age(c.now(), stamp))
 		}
 		pause = backoff(pause)
-		if left := timeout - time.Since(start); pause > left {
+		if left := wait - time.Since(start); pause > left {
 			pause = max(left, 0)
 		}
 		c.sleep(pause)
 	}
 }
 
-// lockRenewals is how many new endpoints one Lock may take after
+// takeRenewals is how many new endpoints one take may have after
 // timeouts.
-const lockRenewals = 2
+const takeRenewals = 2
 
-// tryLock is one look at the catalogue lock, and one try to take it:
-// done once taken; again when another client won a race just now (look
-// again at once); else the lock's holder and when it took it.
-func (c *Client) tryLock() (done, again bool, holder, taken uint64, err error) {
-	w, err := c.readWords("the catalogue lock", verbs.Addr(LockOff), verbs.Addr(LockTimeOff))
+// tryTake is one look at claim k, and one try to take it: done once
+// taken; again when another client won a race just now (look again at
+// once); else its holder and stamp.
+func (c *Client) tryTake(k claim) (done, again bool, holder, stamp uint64, err error) {
+	w, err := c.readWords(k.what, k.holder, k.stamp)
 	if err != nil {
 		return false, false, 0, 0, err
 	}
-	holder, taken = w[0], w[1]
+	holder, stamp = w[0], w[1]
 	now := c.now()
 	switch {
 	case holder == c.id:
-		return true, false, holder, taken, c.writeWord("the catalogue lock time", verbs.Addr(LockTimeOff), unixMS(now))
+		return true, false, holder, stamp, c.writeWord(k.whatStamp, k.stamp, unixMS(now))
 	case holder == 0:
-		// The time first, so that nobody sees us holding the lock
-		// with an earlier holder's (stale) time.
-		if err := c.writeWord("the catalogue lock time", verbs.Addr(LockTimeOff), unixMS(now)); err != nil {
-			return false, false, holder, taken, err
+		// The stamp first, so that nobody sees us holding the claim
+		// with an earlier holder's (stale) stamp.
+		if err := c.writeWord(k.whatStamp, k.stamp, unixMS(now)); err != nil {
+			return false, false, holder, stamp, err
 		}
-		prev, err := c.cas("the catalogue lock", verbs.Addr(LockOff), 0, c.id)
-		return err == nil && prev == 0, true, holder, taken, err
-	case age(now, taken) > StaleAfter:
-		// Claim the break on the time word first: of several
-		// breakers one wins, and a holder that just took the lock
-		// has already rewritten it.
-		prev, err := c.cas("the catalogue lock time", verbs.Addr(LockTimeOff), taken, unixMS(now))
-		if err != nil || prev != taken {
-			return false, true, holder, taken, err
+		prev, err := c.cas(k.what, k.holder, 0, c.id)
+		return err == nil && prev == 0, true, holder, stamp, err
+	case age(now, stamp) > StaleAfter:
+		// Claim the break on the stamp first: of several breakers one
+		// wins, and a holder that just took the claim has already
+		// rewritten it.
+		prev, err := c.cas(k.whatStamp, k.stamp, stamp, unixMS(now))
+		if err != nil || prev != stamp {
+			return false, true, holder, stamp, err
 		}
-		if prev, err = c.cas("the catalogue lock", verbs.Addr(LockOff), holder, c.id); err != nil || prev != holder {
-			return false, true, holder, taken, err
+		if prev, err = c.cas(k.what, k.holder, holder, c.id); err != nil || prev != holder {
+			return false, true, holder, stamp, err
 		}
-		return true, false, holder, taken, c.writeWord("the catalogue lock time", verbs.Addr(LockTimeOff), unixMS(c.now()))
+		return true, false, holder, stamp, c.writeWord(k.whatStamp, k.stamp, unixMS(c.now()))
 	}
-	return false, false, holder, taken, nil
+	return false, false, holder, stamp, nil
 }
 
 // SetRenew gives the client a way to replace an endpoint whose operation
-// timed out (Lock): renew is told why, and returns a new endpoint on the
+// timed out (Lock, TakeLease): renew is told why, and returns a new endpoint on the
 // same pool, which the client uses from then on (the caller closes the
 // old one, and owns both).
 func (c *Client) SetRenew(renew func(cause error) (verbs.Endpoint, error)) { c.renew = renew }
@@ -673,62 +694,15 @@ func (c *Client) TakeLease(i int, wait time.Duration) error {
 	if err := c.checkSlot(i); err != nil {
 		return err
 	}
-	leaseA, beatA := SlotAddr(i)+OffLease, SlotAddr(i)+OffBeat
 	what := fmt.Sprintf("the lease of slot %d", i)
-	start := time.Now()
-	var pause time.Duration
-	for {
-		w, err := c.readWords(what, leaseA, beatA)
+	lease := claim{what: what, whatStamp: what, holder: SlotAddr(i) + OffLease, stamp: SlotAddr(i) + OffBeat}
+	return c.take(lease, wait, func(holder uint64, beat time.Duration) error {
+		name, err := c.slotName(i)
 		if err != nil {
 			return err
 		}
-		holder, beat := w[0], w[1]
-		now := c.now()
-		switch {
-		case holder == c.id:
-			return c.writeWord(what, beatA, unixMS(now))
-		case holder == 0:
-			// The beat first: whoever holds the lease next is seen fresh.
-			if err := c.writeWord(what, beatA, unixMS(now)); err != nil {
-				return err
-			}
-			prev, err := c.cas(what, leaseA, 0, c.id)
-			if err != nil {
-				return err
-			}
-			if prev == 0 {
-				return nil
-			}
-			continue
-		case age(now, beat) > StaleAfter:
-			prev, err := c.cas(what, beatA, beat, unixMS(now))
-			if err != nil {
-				return err
-			}
-			if prev != beat {
-				continue
-			}
-			if prev, err = c.cas(what, leaseA, holder, c.id); err != nil {
-				return err
-			}
-			if prev == holder {
-				return c.writeWord(what, beatA, unixMS(c.now()))
-			}
-			continue
-		}
-		if wait <= 0 || time.Since(start) >= wait {
-			name, err := c.slotName(i)
-			if err != nil {
-				return err
-			}
-			return &LeaseError{Name: name, Holder: holder, Age: age(now, beat)}
-		}
-		pause = backoff(pause)
-		if left := wait - time.Since(start); pause > left {
-			pause = max(left, 0)
-		}
-		c.sleep(pause)
-	}
+		return &LeaseError{Name: name, Holder: holder, Age: beat}
+	})
 }
 
 func (c *Client) slotName(i int) (string, error) {

@@ -424,7 +424,7 @@ func (e *timingOut) Flush() error {
 	return errors.WithStack(&verbs.TimeoutError{Msg: "verbs: no completion from MN 0 within 10s"})
 }
 
-func TestLockRenews(t *testing.T) {
+func TestTakeRenews(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		casFails int  // CAS flushes that time out, on any endpoint
@@ -438,7 +438,10 @@ func TestLockRenews(t *testing.T) {
 		{"two lost, two renewals", 2, false, true, 2, ""},
 		{"three lost: the third timeout is the error", 3, false, true, 2, "no completion from MN 0"},
 		{"no renewal without SetRenew", 1, false, false, 0, "no completion from MN 0"},
+		{"lease: a CAS lost, renewed", 1, false, true, 1, ""},
+		{"lease: a CAS applied, its answer lost", 1, true, true, 1, ""},
 	} {
+		lease := strings.HasPrefix(c.name, "lease:")
 		t.Run(c.name, func(t *testing.T) {
 			withClient(t, func(e *env, _ *Client) error {
 				fails := c.casFails
@@ -467,7 +470,18 @@ func TestLockRenews(t *testing.T) {
 						return wrap(ep), nil
 					})
 				}
-				err = a.Lock(time.Second)
+				b, err := e.connect()
+				if err != nil {
+					return err
+				}
+				take := func(cl *Client) error { return cl.Lock(time.Second) }
+				if lease {
+					if err := b.Put(3, Slot{State: Ready, Name: "g", Graph: -1}); err != nil {
+						return err
+					}
+					take = func(cl *Client) error { return cl.TakeLease(3, time.Second) }
+				}
+				err = take(a)
 				switch {
 				case renewals != c.renewals:
 					return errors.Errorf("%d renewals; want %d (Lock: %v)", renewals, c.renewals, err)
@@ -478,10 +492,14 @@ func TestLockRenews(t *testing.T) {
 				case c.want != "":
 					return nil
 				}
-				// The lock is the client's: a second client finds it so.
-				b, err := e.connect()
-				if err != nil {
-					return err
+				// The claim is the client's: a second client finds it so.
+				b.sleep = func(time.Duration) {}
+				if lease {
+					var le *LeaseError
+					if err := b.TakeLease(3, 0); !errors.As(err, &le) || le.Holder != a.ID() {
+						return errors.Errorf("a second client's TakeLease = %v; want the lease held by %#x", err, a.ID())
+					}
+					return nil
 				}
 				if err := b.Lock(0); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("locked by job %#x", a.ID())) {
 					return errors.Errorf("a second client's Lock = %v; want the lock held by %#x", err, a.ID())
