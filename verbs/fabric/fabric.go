@@ -642,6 +642,16 @@ func (n *Network) pauseProgress(paused bool) {
 	}
 }
 
+// ownName is this MN's own endpoint name ("" if the provider gives none).
+func (n *Network) ownName() string {
+	name := make([]byte, 1024)
+	nl := C.size_t(len(name))
+	if C.dmg_mn_name(n.mn, unsafe.Pointer(&name[0]), &nl) != 0 || int(nl) > len(name) {
+		return ""
+	}
+	return string(name[:nl])
+}
+
 func (n *Network) mnName(mn int) string {
 	if n.attached {
 		return fmt.Sprintf("MN %d of the pool", mn)

@@ -154,13 +154,3 @@ func (n *Network) watchQueue(w *queueWatch, own string, inside time.Duration) {
 	}
 	n.cfg.Note(fmt.Sprintf("MN %d: %s (its progress is %s)", n.w.Index, msg, where))
 }
-
-// ownName is this MN's own endpoint name ("" if the provider gives none).
-func (n *Network) ownName() string {
-	name := make([]byte, 1024)
-	nl := C.size_t(len(name))
-	if C.dmg_mn_name(n.mn, unsafe.Pointer(&name[0]), &nl) != 0 || int(nl) > len(name) {
-		return ""
-	}
-	return string(name[:nl])
-}
