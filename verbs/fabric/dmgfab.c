@@ -356,16 +356,6 @@ static int head_locked(struct smr_head *h) {
 	return 0;
 }
 
-// dmg_shm_region_locked tells whether the lock of shm region name is
-// taken (1) or free (0); -1 if the region is not one it can read.
-int dmg_shm_region_locked(const char *name) {
-	struct smr_head *h = map_head(name, 0);
-	if (!h) return -1;
-	int v = head_locked(h);
-	munmap(h, 4096);
-	return v;
-}
-
 // The rest of struct smr_region's head, after the lock: its signal (an
 // ofi_atomic32_t, 4 bytes, or 8 in a debug build: the layout whose
 // total_size is the file's size is the one read), the owner's map
@@ -384,19 +374,18 @@ struct smr_cirque_head {
 	size_t size, size_mask, rcnt, wcnt;
 };
 
-// queue_used reads how many entries queue off (of region r, size bytes)
-// holds; -1 if off is not a queue's.
-static int64_t queue_used(const char *r, size_t size, size_t off) {
-	if (off < sizeof(struct smr_head) || off > size - sizeof(struct smr_cirque_head)) return -1;
-	const volatile struct smr_cirque_head *q = (const void *)(r + off);
-	size_t w = q->wcnt, rd = q->rcnt;
-	return w - rd <= q->size ? (int64_t)(w - rd) : -1;
+// queue_at is the head of the queue at offset off of region r (size
+// bytes); NULL if off cannot be a queue's.
+static const volatile struct smr_cirque_head *queue_at(const char *r, size_t size, size_t off) {
+	if (off < sizeof(struct smr_head) || off > size - sizeof(struct smr_cirque_head)) return NULL;
+	return (const volatile struct smr_cirque_head *)(r + off);
 }
 
-// queue_taken reads how many entries queue off has had taken from it.
-static uint64_t queue_taken(const char *r, size_t size, size_t off) {
-	if (off < sizeof(struct smr_head) || off > size - sizeof(struct smr_cirque_head)) return 0;
-	return ((const volatile struct smr_cirque_head *)(r + off))->rcnt;
+// queue_used is how many entries queue q holds; -1 if it is unreadable.
+static int64_t queue_used(const volatile struct smr_cirque_head *q) {
+	if (!q) return -1;
+	size_t w = q->wcnt, rd = q->rcnt;
+	return w - rd <= q->size ? (int64_t)(w - rd) : -1;
 }
 
 int dmg_shm_region_state(const char *name, int looks, dmg_shm_state *s) {
@@ -426,9 +415,10 @@ int dmg_shm_region_state(const char *name, int looks, dmg_shm_state *s) {
 		}
 		s->signal = *(const volatile int *)(r + offsetof(struct smr_head, lock) + 4);
 		s->credits = t->cmd_cnt;
-		s->cmds = queue_used(r, size, t->cmd_queue_offset);
-		s->cmds_taken = queue_taken(r, size, t->cmd_queue_offset);
-		s->resps = queue_used(r, size, t->resp_queue_offset);
+		const volatile struct smr_cirque_head *cmds = queue_at(r, size, t->cmd_queue_offset);
+		s->cmds = queue_used(cmds);
+		s->cmds_taken = cmds ? cmds->rcnt : 0;
+		s->resps = queue_used(queue_at(r, size, t->resp_queue_offset));
 		ret = 0;
 	}
 	munmap(r, size);

@@ -71,9 +71,6 @@ int64_t dmg_mn_inside_since(dmg_mn *m);
 int64_t dmg_mn_progress_cpu(dmg_mn *m);
 int64_t dmg_mn_lock_wait(dmg_mn *m, int64_t limit_ns, int64_t wall_ns, int *released);
 void dmg_mn_unlock(dmg_mn *m);
-// Whether the lock of shm region name (in /dev/shm) is taken: 1, 0, or -1
-// if it is not a region laid out as libfabric 1.17's.
-int dmg_shm_region_locked(const char *name);
 // The queue state of shm region name, for errors and notes: the lock word
 // (glibc: 1 free, 0 or less taken) and how many of looks, 150 µs apart,
 // found it taken; the owner's signal; the credits senders may still

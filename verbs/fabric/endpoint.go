@@ -353,7 +353,7 @@ func (e *endpoint) Flush() error {
 		if b := int(bad); b >= 0 && b < nq {
 			who = e.net.mnName(int(ops[b].peer))
 			what = fmt.Sprintf("; the first missing: a %d-byte %s at offset %d", uint64(ops[b].len), opKind(uint8(ops[b].kind)), uint64(ops[b].raddr)-e.net.remote[ops[b].peer].base)
-			what += e.net.shmLockState(int(ops[b].peer), e)
+			what += e.net.shmStateText(int(ops[b].peer), e)
 		}
 		if f := e.net.probesFailed.Load(); f > 0 {
 			what += fmt.Sprintf("; %d new endpoints of this CN had failed their probe", f)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unsafe"
+
+	"github.com/pkg/errors"
 )
 
 // What an shm region's head says of its queues, for errors and notes. A
@@ -38,6 +40,18 @@ func readShmState(name string, looks int) (shmState, bool) {
 	}
 	return shmState{lock: int(s.lock), taken: int(s.taken), looks: looks, signal: int(s.signal),
 		credits: uint64(s.credits), cmdsTaken: uint64(s.cmds_taken), cmds: int64(s.cmds), resps: int64(s.resps)}, true
+}
+
+// ShmRegionLocked tells whether the queue lock of the shm endpoint region
+// name (in verbs.ShmDir; a pool file's MN address) is taken, by its word
+// (glibc: 0 or less). An error if the region is missing or not laid out
+// as libfabric 1.17's.
+func ShmRegionLocked(name string) (bool, error) {
+	s, ok := readShmState(name, 0)
+	if !ok {
+		return false, errors.Errorf("verbs: %s is not a libfabric 1.17 shm region", name)
+	}
+	return s.lock <= 0, nil
 }
 
 // lockText says whether the lock was taken: at every look, at some, or
@@ -76,10 +90,10 @@ func count(n int64, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
-// shmLockState says, for an operation to MN mn that timed out on
+// shmStateText says, for an operation to MN mn that timed out on
 // endpoint e, what the MN's shm region and e's own show ("" when the
 // provider is not shm or a region cannot be read): see shmState.
-func (n *Network) shmLockState(mn int, e *endpoint) string {
+func (n *Network) shmStateText(mn int, e *endpoint) string {
 	if !strings.HasPrefix(n.provider, "shm") || mn < 0 || mn >= len(n.addrs) {
 		return ""
 	}

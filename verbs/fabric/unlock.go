@@ -1,6 +1,5 @@
 package fabric
 
-// #include <stdlib.h>
 // #include "dmgfab.h"
 import "C"
 
@@ -10,9 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
-
-	"github.com/pkg/errors"
 
 	"github.com/dmg-hpc/dmg/verbs"
 )
@@ -143,19 +139,4 @@ func (n *Network) lookAtLock() lockLook {
 		}
 	}
 	return l
-}
-
-// ShmRegionLocked tells whether the queue lock of the shm endpoint region
-// name (in verbs.ShmDir; a pool file's MN address) is taken. An error if
-// the region is missing or not laid out as libfabric 1.17's.
-func ShmRegionLocked(name string) (bool, error) {
-	cs := C.CString(strings.TrimRight(name, "\x00"))
-	defer C.free(unsafe.Pointer(cs))
-	switch C.dmg_shm_region_locked(cs) {
-	case 1:
-		return true, nil
-	case 0:
-		return false, nil
-	}
-	return false, errors.Errorf("verbs: %s is not a libfabric 1.17 shm region", name)
 }
