@@ -84,7 +84,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.Float64Var(&r.damping, "damping", 0, "PageRank damping factor (default: the properties, else 0.85)")
 	fs.IntVar(&r.workers, "workers", 0, "worker goroutines per compute node (default: its machine's cores shared among the compute nodes on the machine: one kernel and its CPUs, whatever host names its containers or namespaces have)")
 	fs.IntVar(&r.engine.Inflight, "inflight", d.Inflight, "goroutines per worker, each with its own endpoint, keeping several batches in flight (raise it on fabrics with µs latency)")
-	fs.IntVar(&r.engine.Batch, "batch", d.Batch, "vertices per task claimed by a worker (at most one loading batch)")
+	fs.IntVar(&r.engine.Batch, "batch", d.Batch, "vertices per task claimed by a worker, whole loading batches of 1024 when more (default: the fabric's: 1024; over tcp enough to read about 1 MiB a task, 7 Ki vertices on kron:20, as a round trip there costs tens of µs of CPU)")
 	fs.StringVar(&r.mnMem, "mn-mem", "", "pool size of each memory node, e.g. 8GiB (default: what the graph and mailboxes need plus 64 KiB)")
 	fs.StringVar(&r.cnMem, "cn-mem", "1GiB", "a compute node's memory budget (`SIZE`) for the graph: its chunk's vertex state (28 B a vertex) must fit it; loading takes half (--load-mem) and the value pull's word per vertex of the graph is taken only while it fits the other half; the report gives the CNs' peak RSS beside it")
 	fs.StringVar(&r.stageMem, "stage-mem", "", "the edges a staged read (of a generator or a text edge list, 2 or more CNs) holds on the memory nodes at once (`SIZE`; 8 B an edge, 16 weighted, twice with in-rows or undirected): past it they meet their owners in rounds, at most 64, each generating or reading the CN's part of the input again in both sweeps of the windows (default: a quarter of this host's memory; 0: no bound)")
@@ -379,7 +379,7 @@ func (r *runFlags) check() error {
 		val  any
 		want string
 	}{
-		{r.engine.Batch < 1, "--batch", r.engine.Batch, "at least 1 vertex per task"},
+		{r.engine.Batch < 1 && set("batch"), "--batch", r.engine.Batch, "at least 1 vertex per task"},
 		{r.workers < 0, "--workers", r.workers, "0 (the host's cores) or more"},
 		{r.engine.Inflight < 1, "--inflight", r.engine.Inflight, "at least 1"},
 		{r.timeout <= 0, "--timeout", r.timeout, "a positive duration such as 10s"},
@@ -622,6 +622,9 @@ type runReport struct {
 		TailRatio float64 `json:"tail_ratio"`
 		Steals    uint64  `json:"steals"`
 		HubDegree uint64  `json:"hub_degree"`
+		// TaskVertices is the vertices a task holds (--batch, or the
+		// fabric's).
+		TaskVertices int `json:"task_vertices"`
 	} `json:"balance"`
 	Iterations      []rank.IterStats `json:"iterations"`
 	Verbs           verbsReport      `json:"verbs"`
@@ -727,6 +730,7 @@ func newRunReport(j *Job, out *job.Outcome) *runReport {
 	r.LoadStagedBytes, r.LoadStagedRounds = out.StagedBytes, out.StagedRounds
 	r.Balance.Imbalance = out.Imbalance
 	r.Balance.TailRatio, r.Balance.Steals, r.Balance.HubDegree = out.Result.TailRatio, out.Result.Steals, out.Result.HubDegree
+	r.Balance.TaskVertices = out.Result.TaskVertices
 	r.Iterations = out.Result.Iterations
 	c := out.Result.Verbs
 	r.Verbs = verbsReport{c.Reads, c.Writes, c.Atomics(), c.BytesRead, c.BytesWritten, c.Doorbells, c.RoundTrips}
@@ -842,8 +846,8 @@ func (r *runReport) print(j *Job) {
 	}
 	fmt.Fprintf(w, "updates: %s candidates: %s local, %s ValRD pairs (%s pre-combined), %s RefRD edges in %s segments%s, %s direct; %s in %s mailbox writes, %s spilled; %.4f remote atomics per edge; ValRD applied by %s\n",
 		hn(u.Candidates), hn(u.Local), hn(u.ValRD), hn(u.Combined), hn(u.RefRD), hn(u.RefItems), pulled, hn(u.Direct), hb(u.RDBytes), hn(u.Flushes), hn(u.Spills), r.AtomicsPerEdge, r.ValRDApply)
-	fmt.Fprintf(w, "workload: stage-1 imbalance %.3f (max/mean α|V|+|E| of the chunks), stage-2 tail ratio %.2f (max/median worker busy time), %s steals, hub threshold %d edges\n",
-		r.Balance.Imbalance, r.Balance.TailRatio, hn(r.Balance.Steals), r.Balance.HubDegree)
+	fmt.Fprintf(w, "workload: stage-1 imbalance %.3f (max/mean α|V|+|E| of the chunks), stage-2 tail ratio %.2f (max/median worker busy time), %s steals, tasks of %d vertices, hub threshold %d edges\n",
+		r.Balance.Imbalance, r.Balance.TailRatio, hn(r.Balance.Steals), r.Balance.TaskVertices, r.Balance.HubDegree)
 	fmt.Fprintf(w, "modelled fabric time on %s: %.4fs; CPU during compute: CNs %.2fs (%.1f ns per edge), MNs %.2fs\n", r.NICProfile, r.ModeledFabricS, r.CNCPUSeconds, r.CPUNanosPerEdge, r.MNCPUSeconds)
 	rss := ""
 	budget := ""

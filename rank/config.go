@@ -40,9 +40,11 @@ type Config struct {
 	// more goroutines only add contention, while on an RDMA NIC with
 	// microseconds per round trip they overlap the waits.
 	Inflight int
-	// Batch is the number of consecutive vertices a task holds (default
-	// 1024, one loading batch: its entries are one READ, its lists one
-	// more).
+	// Batch is the number of consecutive vertices a task holds, whole
+	// loading batches where it holds more than one (0: the fabric's,
+	// taskVertices: 1024, one loading batch, or more where a round trip
+	// costs more than its bytes). A task's entries are one READ, its
+	// lists one more per MN, both MNs' in one round trip.
 	Batch int
 	// HubDegree: vertices with more out-edges are tasks of their own, cut
 	// into edge ranges of at most HubDegree edges (0: max(1024, the
@@ -163,9 +165,6 @@ func (c *Config) EnsureDefaults() {
 	if c.Inflight <= 0 {
 		c.Inflight = 1
 	}
-	if c.Batch <= 0 {
-		c.Batch = 1024
-	}
 	if c.DenseDivisor == 0 {
 		c.DenseDivisor = 20
 	}
@@ -217,6 +216,9 @@ func (c *Config) Validate() error {
 	if c.MergeGap < 0 {
 		return paramErrorf("read merge gap %d; expected ≥ 0", c.MergeGap)
 	}
+	if c.Batch < 0 {
+		return paramErrorf("--batch %d; expected at least 1 vertex per task (0: the fabric's)", c.Batch)
+	}
 	return c.Profile.Validate()
 }
 
@@ -230,6 +232,31 @@ func (e *ParamError) BadInput() bool { return true }
 
 func paramErrorf(format string, args ...any) error {
 	return &ParamError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// loadingBatch is the loading batch the engine's tasks are cut to by
+// default (dmstore.LayoutConfig.BatchVertices' default).
+const loadingBatch = 1024
+
+// taskVertices is Config.Batch's default on net for the store st: a
+// loading batch, or, where a round trip should bring more bytes
+// (verbs.RoundTripBytes: over sockets), as many whole loading batches as
+// read that many bytes of the out-layout (its entries and lists; a
+// kron:20 vertex's are about 150 B: 7 Ki vertices a task over tcp), at
+// most 64 Ki vertices.
+func taskVertices(net verbs.Network, st *Store) int {
+	rt := uint64(verbs.RoundTripBytes(net))
+	if rt == 0 || st == nil || st.Out == nil || st.N() == 0 {
+		return loadingBatch
+	}
+	l := st.Out
+	var lists uint64
+	for _, b := range l.Batches {
+		lists += b.EdgeBytes
+	}
+	per := uint64(l.Codec.Size) + lists/uint64(l.N)
+	n := (rt/max(per, 1) + loadingBatch - 1) / loadingBatch * loadingBatch
+	return int(min(max(n, loadingBatch), 64<<10))
 }
 
 // sparseValRDMin is Config.SparseValRDMin's default on net: every segment

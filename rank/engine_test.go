@@ -333,6 +333,9 @@ func variants() []variant {
 		// The shares' rows built and loaded in windows of 16-vertex
 		// batches, 2 KiB of rows or less each (a window per pass).
 		{name: "windowed", layout: dmstore.LayoutConfig{BatchVertices: 16}, rowBytes: 2048},
+		// Tasks of two or three whole loading batches (taskSpans), their
+		// lists on several MNs.
+		{name: "tasks-span-batches", layout: dmstore.LayoutConfig{BatchVertices: 8, Granule: 64}, engine: rank.Config{Batch: 20}},
 		{name: "no-pull", engine: rank.Config{NoPull: true}},
 		{name: "no-bottom-up", engine: rank.Config{NoBottomUp: true}},
 		{name: "remote-pull", engine: rank.Config{RemotePull: true}},

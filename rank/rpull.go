@@ -36,17 +36,17 @@ type remotePull struct {
 // degrees this CN does not keep.
 func (e *engine) vertexCost(t balance.Task) uint64 { return uint64(t.Hi-t.Lo) * 8 }
 
-// foreignTasks are chunk k's tasks for the remote pull: its loading
-// batches cut to Config.Batch vertices, planned once.
+// foreignTasks are chunk k's tasks for the remote pull: its task spans
+// cut to Config.Batch vertices, planned once.
 func (e *engine) foreignTasks(k int) []balance.Task {
 	if e.rp.ftasks == nil {
 		e.rp.ftasks = make([][]balance.Task, len(e.st.Out.Config.Bounds)-1)
 	}
 	if e.rp.ftasks[k] == nil {
 		ts := []balance.Task{}
-		for _, lb := range e.st.Out.ChunkBatches(k) {
-			for x := lb.Lo; x < lb.Hi; x += uint32(e.cfg.Batch) {
-				ts = append(ts, balance.Task{Lo: x, Hi: min(lb.Hi, x+uint32(e.cfg.Batch))})
+		for _, sp := range taskSpans(e.st.Out.ChunkBatches(k), e.cfg.Batch) {
+			for x := sp.Lo; x < sp.Hi; x += uint32(e.cfg.Batch) {
+				ts = append(ts, balance.Task{Lo: x, Hi: min(sp.Hi, x+uint32(e.cfg.Batch))})
 			}
 		}
 		e.rp.ftasks[k] = ts

@@ -4,6 +4,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/dmg-hpc/dmg/balance"
+	"github.com/dmg-hpc/dmg/dmstore"
 	"github.com/dmg-hpc/dmg/update"
 	"github.com/dmg-hpc/dmg/verbs"
 )
@@ -227,10 +228,10 @@ func senderPairs(cns int) int {
 	return max(1024, min(1<<16, (8<<20)/(20*max(1, cns-1))))
 }
 
-// planTasks cuts the chunk into stage-2 tasks once: the layout's loading
-// batches (whose entries and lists are contiguous on one MN) cut to
-// Config.Batch vertices and about HubDegree edges, hubs split into edge
-// ranges.
+// planTasks cuts the chunk into stage-2 tasks once: its task spans (the
+// layout's loading batches, whose entries and lists are contiguous on one
+// MN, taken together up to Config.Batch vertices) cut to Config.Batch
+// vertices and about HubDegree edges, hubs split into edge ranges.
 func (e *engine) planTasks() {
 	var edges uint64
 	for _, d := range e.deg {
@@ -239,17 +240,37 @@ func (e *engine) planTasks() {
 	if e.cfg.HubDegree == 0 {
 		e.cfg.HubDegree = max(1024, edges/uint64(16*len(e.wks)))
 	}
-	var deg []uint64 // one loading batch's degrees at a time
+	var deg []uint64 // one span's degrees at a time
 	e.tasks = e.tasks[:0]
-	for _, lb := range e.st.Out.ChunkBatches(e.me) {
-		deg = grow(deg, int(lb.Hi-lb.Lo))
-		for i, d := range e.deg[lb.Lo-e.lo : lb.Hi-e.lo] {
+	for _, sp := range taskSpans(e.st.Out.ChunkBatches(e.me), e.cfg.Batch) {
+		deg = grow(deg, int(sp.Hi-sp.Lo))
+		for i, d := range e.deg[sp.Lo-e.lo : sp.Hi-e.lo] {
 			deg[i] = uint64(d)
 		}
 		// A multiset kernel's value pull reads whole vertices (bagTask).
 		split := !e.cfg.NoHubSplit && !(e.vpl.on && e.multi.upd != nil)
-		e.tasks = append(e.tasks, balance.Tasks(deg, lb.Lo, e.cfg.Batch, e.cfg.HubDegree, split)...)
+		e.tasks = append(e.tasks, balance.Tasks(deg, sp.Lo, e.cfg.Batch, e.cfg.HubDegree, split)...)
 	}
+}
+
+// vertexRun is a run of a chunk's consecutive vertices [Lo, Hi).
+type vertexRun struct{ Lo, Hi uint32 }
+
+// taskSpans takes a chunk's loading batches (consecutive, in order)
+// together into runs of at most n vertices, whole batches each: a task
+// then reads its entries in one READ and its lists in one per MN they are
+// on, all in one round trip. A batch of more than n vertices is a run of
+// its own, which the tasks cut.
+func taskSpans(lbs []dmstore.Batch, n int) []vertexRun {
+	var out []vertexRun
+	for _, lb := range lbs {
+		if k := len(out) - 1; k >= 0 && out[k].Hi == lb.Lo && int(lb.Hi-out[k].Lo) <= n {
+			out[k].Hi = lb.Hi
+			continue
+		}
+		out = append(out, vertexRun{lb.Lo, lb.Hi})
+	}
+	return out
 }
 
 // sparseTasks cuts a frontier list into tasks: runs of at most batch

@@ -80,6 +80,9 @@ type Result struct {
 	Steals uint64
 	// HubDegree is the hub threshold used.
 	HubDegree uint64
+	// TaskVertices is the vertices a task held (Config.Batch, or the
+	// fabric's: taskVertices).
+	TaskVertices int
 	// CPUNanosPerEdge is the CN processes' CPU time during compute over
 	// the edges processed (0 where the platform does not tell CPU time).
 	CPUNanosPerEdge float64
@@ -108,7 +111,7 @@ func (r *Result) add(next *Result) {
 	r.ValRDApply = next.ValRDApply
 	r.TailRatio = max(r.TailRatio, next.TailRatio)
 	r.Steals += next.Steals
-	r.HubDegree = next.HubDegree
+	r.HubDegree, r.TaskVertices = next.HubDegree, next.TaskVertices
 	r.CNCPUSeconds += next.CNCPUSeconds
 	r.MNCPUSeconds += next.MNCPUSeconds
 	r.PeakRSSCN, r.PeakRSSMN = max(r.PeakRSSCN, next.PeakRSSCN), max(r.PeakRSSMN, next.PeakRSSMN)
@@ -489,7 +492,7 @@ func (e *engine) finish(res *Result) error {
 		res.ModeledSeconds += it.ModeledSeconds
 	}
 	res.TailRatio, res.Steals, res.MaxCacheBytes = last.tailJob, last.steals, last.cacheMax
-	res.HubDegree = e.cfg.HubDegree
+	res.HubDegree, res.TaskVertices = e.cfg.HubDegree, e.cfg.Batch
 	res.CNCPUSeconds, res.MNCPUSeconds = last.cpu, last.mnCPU
 	res.PeakRSSCN, res.PeakRSSMN = last.rssCN, last.rssMN
 	res.setCPUPerEdge()

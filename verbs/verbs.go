@@ -198,6 +198,27 @@ func MergeGap(net Network) int {
 	return 2 << 10
 }
 
+// RoundTripCost is an optional ability of a Network: how many bytes a
+// round trip should bring for its fixed cost to be small beside them. A
+// compute node's task costs two dependent round trips (its index
+// entries, then its lists), so the engine sizes its tasks to read at
+// least that much. Where a round trip is one batch of operations on a NIC
+// or a system call (RDMA, shm), the engine's default tasks are enough and
+// a network need not say; over sockets every round trip passes through
+// both peers' kernels and wakes the MN's progress thread.
+type RoundTripCost interface {
+	RoundTripBytes() int
+}
+
+// RoundTripBytes is net's RoundTripBytes, or 0 for a network that does
+// not say.
+func RoundTripBytes(net Network) int {
+	if c, ok := net.(RoundTripCost); ok {
+		return c.RoundTripBytes()
+	}
+	return 0
+}
+
 // TargetAtomics is an optional ability of a Network: whether a remote
 // atomic is executed by the memory node's CPU (libfabric's shm and
 // tcp;ofi_rxm emulate them in the MN's progress thread, which must be

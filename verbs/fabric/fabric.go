@@ -378,6 +378,19 @@ func (n *Network) GapBytes() int {
 	return 2 << 10
 }
 
+// RoundTripBytes is verbs.RoundTripCost: over sockets 1 MiB, where a
+// round trip costs tens of microseconds of CPU on both sides (kron:20
+// PageRank on four emulated hosts over tcp made 41 k round trips in
+// 6.5–7.1 s with tasks of a 1024-vertex loading batch, 5.3 k in 4.4–4.8 s
+// with tasks of 8192; docs/results.md); 0 elsewhere, where the engine's
+// default tasks of a loading batch pay (shm: no faster with 8192).
+func (n *Network) RoundTripBytes() int {
+	if n.transport() == sockets {
+		return 1 << 20
+	}
+	return 0
+}
+
 // AtomicsOnTargetCPU is verbs.TargetAtomics: shm and the socket providers
 // (tcp;ofi_rxm) execute a remote atomic in the target's progress thread;
 // RDMA NICs (verbs, efa, cxi, ...) in their atomic units.
