@@ -484,8 +484,14 @@ func (n *Network) newProbed() (verbs.Endpoint, error) {
 	var last error
 	for range probeTries {
 		v, err := n.newEndpoint()
-		if err != nil || !n.attached {
+		if err != nil {
 			return v, err
+		}
+		if !n.attached {
+			if err := n.warm(v.(*endpoint)); err != nil {
+				return nil, err
+			}
+			return v, nil
 		}
 		ep := v.(*endpoint)
 		if last = n.probe(ep); last == nil {
@@ -498,6 +504,40 @@ func (n *Network) newProbed() (verbs.Endpoint, error) {
 		ep.Close()
 	}
 	return nil, errors.Wrapf(last, "verbs: no endpoint of CN %d reached every MN of the pool within %v, %d times", n.w.Index, probeTimeout, probeTries)
+}
+
+// warm makes ep's first atomic to every MN over sockets (tcp;ofi_rxm),
+// before the engine's: adds 0 to every MN's first word. A process's first
+// atomic to an MN there takes 0.2–0.5 s, its next endpoints' first ones
+// a few ms, and later ones tens of µs (measured on four emulated hosts
+// and on one host over tcp; over shm 0.2–7 ms). Made by the engine's
+// first mailbox reservation, it stalled one CN for that long inside an
+// iteration while every other rank waited (BFS on kron:20: 0.1–0.44 s of
+// a 0.6–1.2 s run, in its first iteration of one vertex); now it is part
+// of opening the fabric. Over sockets the MN's progress thread applies
+// WRITEs and atomics one at a time, so the add cannot undo a WRITE that
+// races with it.
+func (n *Network) warm(ep *endpoint) error {
+	if n.transport() != sockets {
+		return nil
+	}
+	prev := make([]uint64, len(n.sizes))
+	for mn := range n.sizes {
+		a, err := verbs.MakeAddr(mn, 0)
+		if err == nil {
+			err = ep.FAA64(a, 0, &prev[mn])
+		}
+		if err != nil {
+			ep.Close()
+			return err
+		}
+	}
+	if err := ep.Flush(); err != nil {
+		ep.Close()
+		return errors.Wrapf(err, "verbs: the first atomics of a new endpoint of CN %d", n.w.Index)
+	}
+	ep.tally = verbs.NewTally(len(n.sizes)) // the fabric's, not the caller's: a new endpoint has counted nothing
+	return nil
 }
 
 // probe reads a word of every MN's pool through ep, and adds 0 to it
@@ -648,10 +688,15 @@ func (n *Network) release() {
 }
 
 // pauseProgress stops (or resumes) the MN's progress thread, to simulate a
-// stuck peer in tests.
+// stuck peer in tests. A pause returns once the thread has seen it: the
+// provider call it may be in (fi_cq_sread waits up to 2 ms, and serves
+// what arrives meanwhile) has ended.
 func (n *Network) pauseProgress(paused bool) {
 	if n.mn != nil {
 		C.dmg_mn_pause(n.mn, cbool(paused))
+		if paused {
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 }
 

@@ -53,6 +53,17 @@ func stuck(w *spmd.World) error {
 	if err != nil {
 		return err
 	}
+	// The endpoint is made while the MN progresses: over tcp a new
+	// endpoint's first atomics are part of making it (Network.warm).
+	var ep verbs.Endpoint
+	if w.Role == spmd.CN {
+		if ep, err = net.NewEndpoint(); err != nil {
+			return err
+		}
+	}
+	if err := w.Comm.Barrier(); err != nil {
+		return err
+	}
 	if w.Role == spmd.MN {
 		fabric.PauseProgress(net, true)
 	}
@@ -60,10 +71,6 @@ func stuck(w *spmd.World) error {
 		return err
 	}
 	if w.Role == spmd.CN {
-		ep, err := net.NewEndpoint()
-		if err != nil {
-			return err
-		}
 		a, _ := verbs.MakeAddr(0, 0)
 		if err := ep.(verbs.Atomics).FAA64(a, 1, nil); err != nil {
 			return err
