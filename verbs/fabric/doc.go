@@ -28,7 +28,9 @@
 // that died holding it (unlock.go). What an shm region shows of its
 // queues (shmstate.go) goes into a timed-out operation's error and a
 // serve job's notes. An attached job's new endpoint must first read and
-// atomically add 0 to every MN's first word (its probe), or is replaced.
+// atomically add 0 to every MN's first word (its probe), or is replaced;
+// over sockets any other new endpoint adds 0 too (warm), as a process's
+// first atomic to an MN there takes tenths of a second.
 //
 //	net, err := fabric.Open(world, verbs.Config{PoolBytes: 1 << 30, Provider: "tcp"})
 package fabric
