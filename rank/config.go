@@ -238,13 +238,14 @@ func paramErrorf(format string, args ...any) error {
 // default (dmstore.LayoutConfig.BatchVertices' default).
 const loadingBatch = 1024
 
-// taskVertices is Config.Batch's default on net for the store st: a
-// loading batch, or, where a round trip should bring more bytes
-// (verbs.RoundTripBytes: over sockets), as many whole loading batches as
-// read that many bytes of the out-layout (its entries and lists; a
-// kron:20 vertex's are about 150 B: 7 Ki vertices a task over tcp), at
-// most 64 Ki vertices.
-func taskVertices(net verbs.Network, st *Store) int {
+// taskVertices is Config.Batch's default on net for the store st and a
+// CN of the given worker goroutines: a loading batch, or, where a round
+// trip should bring more bytes (verbs.RoundTripBytes: over sockets), as
+// many whole loading batches as read that many bytes of the out-layout
+// (its entries and lists; a kron:20 vertex's are about 150 B: 7 Ki
+// vertices a task over tcp), at most 64 Ki vertices, and few enough that
+// every goroutine has 8 tasks of the largest chunk to take and steal.
+func taskVertices(net verbs.Network, st *Store, goroutines int) int {
 	rt := uint64(verbs.RoundTripBytes(net))
 	if rt == 0 || st == nil || st.Out == nil || st.N() == 0 {
 		return loadingBatch
@@ -256,6 +257,13 @@ func taskVertices(net verbs.Network, st *Store) int {
 	}
 	per := uint64(l.Codec.Size) + lists/uint64(l.N)
 	n := (rt/max(per, 1) + loadingBatch - 1) / loadingBatch * loadingBatch
+	var chunk uint64
+	for k := range len(l.Config.Bounds) - 1 {
+		chunk = max(chunk, uint64(l.Config.Bounds[k+1]-l.Config.Bounds[k]))
+	}
+	if chunk > 0 {
+		n = min(n, chunk/uint64(8*max(1, goroutines))/loadingBatch*loadingBatch)
+	}
 	return int(min(max(n, loadingBatch), 64<<10))
 }
 

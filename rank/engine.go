@@ -212,7 +212,7 @@ func runProgram(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoin
 		cfg.SparseValRDMin = sparseValRDMin(net)
 	}
 	if cfg.Batch == 0 {
-		cfg.Batch = taskVertices(net, st)
+		cfg.Batch = taskVertices(net, st, len(eps))
 	}
 	m, _ := parseMode(cfg.Mode)
 	e := &engine{w: w, net: net, st: st, cfg: cfg, mode: m, prog: cfg.Program, spec: cfg.Program.Spec(), cn: w.Role == spmd.CN, numMN: net.NumMN()}
