@@ -71,13 +71,17 @@ const (
 	batchAlign  = 8
 )
 
+// DefaultBatchVertices is LayoutConfig.BatchVertices' default, and the
+// engine's default task where a round trip is cheap (rank.Config.Batch).
+const DefaultBatchVertices = 1024
+
 // EnsureDefaults fills in zero fields.
 func (c *LayoutConfig) EnsureDefaults() {
 	if c.EntrySize == 0 {
 		c.EntrySize = 32
 	}
 	if c.BatchVertices == 0 {
-		c.BatchVertices = 1024
+		c.BatchVertices = DefaultBatchVertices
 	}
 	if c.Granule == 0 {
 		c.Granule = 1 << 20

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dmg-hpc/dmg/algo"
+	"github.com/dmg-hpc/dmg/dmstore"
 	"github.com/dmg-hpc/dmg/verbs"
 )
 
@@ -234,21 +235,19 @@ func paramErrorf(format string, args ...any) error {
 	return &ParamError{Msg: fmt.Sprintf(format, args...)}
 }
 
-// loadingBatch is the loading batch the engine's tasks are cut to by
-// default (dmstore.LayoutConfig.BatchVertices' default).
-const loadingBatch = 1024
-
 // taskVertices is Config.Batch's default on net for the store st and a
-// CN of the given worker goroutines: a loading batch, or, where a round
-// trip should bring more bytes (verbs.RoundTripBytes: over sockets), as
-// many whole loading batches as read that many bytes of the out-layout
-// (its entries and lists; a kron:20 vertex's are about 150 B: 7 Ki
-// vertices a task over tcp), at most 64 Ki vertices, and few enough that
-// every goroutine has 8 tasks of the largest chunk to take and steal.
+// CN of the given worker goroutines: a loading batch of the default size
+// (dmstore.DefaultBatchVertices), or, where a round trip should bring
+// more bytes (verbs.RoundTripBytes: over sockets), as many whole loading
+// batches as read that many bytes of the out-layout (its entries and
+// lists; a kron:20 vertex's are about 150 B: 7 Ki vertices a task over
+// tcp), at most 64 Ki vertices, and few enough that every goroutine has
+// 8 tasks of the largest chunk to take and steal.
 func taskVertices(net verbs.Network, st *Store, goroutines int) int {
+	const base = dmstore.DefaultBatchVertices
 	rt := uint64(verbs.RoundTripBytes(net))
 	if rt == 0 || st == nil || st.Out == nil || st.N() == 0 {
-		return loadingBatch
+		return base
 	}
 	l := st.Out
 	var lists uint64
@@ -256,15 +255,15 @@ func taskVertices(net verbs.Network, st *Store, goroutines int) int {
 		lists += b.EdgeBytes
 	}
 	per := uint64(l.Codec.Size) + lists/uint64(l.N)
-	n := (rt/max(per, 1) + loadingBatch - 1) / loadingBatch * loadingBatch
+	n := (rt/max(per, 1) + base - 1) / base * base
 	var chunk uint64
 	for k := range len(l.Config.Bounds) - 1 {
 		chunk = max(chunk, uint64(l.Config.Bounds[k+1]-l.Config.Bounds[k]))
 	}
 	if chunk > 0 {
-		n = min(n, chunk/uint64(8*max(1, goroutines))/loadingBatch*loadingBatch)
+		n = min(n, chunk/uint64(8*max(1, goroutines))/base*base)
 	}
-	return int(min(max(n, loadingBatch), 64<<10))
+	return int(min(max(n, base), 64<<10))
 }
 
 // sparseValRDMin is Config.SparseValRDMin's default on net: every segment

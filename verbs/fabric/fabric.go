@@ -479,19 +479,24 @@ const (
 	probeTries   = 5
 )
 
-// newProbed is newEndpoint, probed when the network is attached.
+// newProbed is newEndpoint, probed when the network is attached, else
+// warmed.
 func (n *Network) newProbed() (verbs.Endpoint, error) {
+	if !n.attached {
+		v, err := n.newEndpoint()
+		if err != nil {
+			return nil, err
+		}
+		if err := n.warm(v.(*endpoint)); err != nil {
+			return nil, err
+		}
+		return v, nil
+	}
 	var last error
 	for range probeTries {
 		v, err := n.newEndpoint()
 		if err != nil {
 			return v, err
-		}
-		if !n.attached {
-			if err := n.warm(v.(*endpoint)); err != nil {
-				return nil, err
-			}
-			return v, nil
 		}
 		ep := v.(*endpoint)
 		if last = n.probe(ep); last == nil {
@@ -521,18 +526,11 @@ func (n *Network) warm(ep *endpoint) error {
 	if n.transport() != sockets {
 		return nil
 	}
-	prev := make([]uint64, len(n.sizes))
-	for mn := range n.sizes {
-		a, err := verbs.MakeAddr(mn, 0)
-		if err == nil {
-			err = ep.FAA64(a, 0, &prev[mn])
-		}
-		if err != nil {
-			ep.Close()
-			return err
-		}
+	err := n.touchMNs(ep, false)
+	if err == nil {
+		err = ep.Flush()
 	}
-	if err := ep.Flush(); err != nil {
+	if err != nil {
 		ep.Close()
 		return errors.Wrapf(err, "verbs: the first atomics of a new endpoint of CN %d", n.w.Index)
 	}
@@ -547,11 +545,22 @@ func (n *Network) warm(ep *endpoint) error {
 // through the MN's slot for the endpoint. The word is the pool's first,
 // which nothing writes after the MN set it up.
 func (n *Network) probe(ep *endpoint) error {
+	if err := n.touchMNs(ep, true); err != nil {
+		return err
+	}
+	ep.probing = probeTimeout
+	defer func() { ep.probing = 0 }()
+	return ep.Flush()
+}
+
+// touchMNs queues on ep, for every MN, an add of 0 to its pool's first
+// word, after a READ of that word when read is set (probe, warm).
+func (n *Network) touchMNs(ep *endpoint, read bool) error {
 	b := make([]byte, 8*len(n.sizes))
 	prev := make([]uint64, len(n.sizes))
 	for mn := range n.sizes {
 		a, err := verbs.MakeAddr(mn, 0)
-		if err == nil {
+		if err == nil && read {
 			err = ep.Read(b[8*mn:8*mn+8], a)
 		}
 		if err == nil {
@@ -561,9 +570,7 @@ func (n *Network) probe(ep *endpoint) error {
 			return err
 		}
 	}
-	ep.probing = probeTimeout
-	defer func() { ep.probing = 0 }()
-	return ep.Flush()
+	return nil
 }
 
 // Close closes every endpoint, waits for every rank (collective) and then
