@@ -348,7 +348,7 @@ func (r *runFlags) budgets(j *Job, cfg *job.Config) (uint64, error) {
 			return 0, err
 		}
 	}
-	cfg.CNMem, cfg.Engine.ValuePullMax = cn, cn/2
+	cfg.CNMem, cfg.Engine.ValuePullMax, cfg.Engine.CNMem = cn, cn/2, cn
 	if r.loadMem == "" {
 		return cn / 2, nil
 	}

@@ -87,6 +87,13 @@ type Config struct {
 	// the value pull, in bytes (8 per vertex of the graph); a larger graph
 	// takes the update coordinator (default 512 MiB: 64 M vertices).
 	ValuePullMax uint64
+	// CNMem is the CN's memory budget (--cn-mem; 0: none). The copies of
+	// the chunk's index entries (entrycache.go) take at most a quarter of
+	// it, within what the rest of the cache leaves of three quarters.
+	CNMem uint64
+	// NoEntryCache reads a task's index entries from DM in every
+	// iteration instead of keeping the chunk's entries once read.
+	NoEntryCache bool
 	// ValuePullDivisor: a dense iteration takes the value pull when its
 	// active edges exceed |E|/ValuePullDivisor (default 3): it reads every
 	// list of the chunk, the collaborative update only the active ones'.

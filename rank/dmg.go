@@ -103,6 +103,10 @@ func (dmgMode) collect(e *engine, wk *worker, lo, hi uint32) error {
 // fetched; in-place entries have their edges already): two dependent round
 // trips per task, each one doorbell batch per MN.
 //
+// The entries of the own chunk come from the engine's entry caches once
+// read (entrycache.go): a task whose entries are all there makes one round
+// trip, for its lists.
+//
 // Entries and lists are decoded where the READs land: views of its own
 // merger's buffer (verbs.ReadMerger.ReadView), never copied. The ranges a
 // task needs come in address order, so the fetcher gathers them itself,
@@ -116,6 +120,7 @@ type dmgFetcher struct {
 	rec      int
 	weighted bool
 	sides    [2]side // out, in
+	cache    [2]*entryCache
 	need     []uint8
 	dst      []uint32
 	w        []float32
@@ -137,6 +142,13 @@ type side struct {
 // part is n bytes at off in gathered run p.
 type part struct{ p, off, n int }
 
+// An entry's part is notRead (the task does not need it) or fromCache
+// (the entry cache has it) instead of a gathered run.
+const (
+	notRead   = -1
+	fromCache = -2
+)
+
 // listParts is a vertex's parts, [first, first+n) of side.rg.
 type listParts struct{ first, n int }
 
@@ -157,6 +169,7 @@ func newDMGFetcher(wk *worker) (*dmgFetcher, error) {
 		f.gap = -1
 	}
 	f.sides[0].l, f.sides[1].l = st.Out, st.In
+	f.cache = e.entryCaches()
 	return f, nil
 }
 
@@ -206,7 +219,7 @@ func (f *dmgFetcher) fetch(t balance.Task) error {
 		}
 	}
 	rd := f.rd
-	any := false
+	any, queued := false, false
 	for i := range n {
 		f.need[i] = e.need(sp.at(i))
 	}
@@ -219,11 +232,16 @@ func (f *dmgFetcher) fetch(t balance.Task) error {
 		}
 		size := uint64(sd.l.Codec.Size)
 		for i := range n {
-			sd.ent[i] = part{p: -1}
+			sd.ent[i] = part{p: notRead}
 			if nd := f.need[i]; nd == 0 || !f.wants(s, nd) {
 				continue
 			}
 			v := sp.at(i)
+			any = true
+			if f.cache[s].get(v) != nil {
+				sd.ent[i].p = fromCache
+				continue
+			}
 			at := sd.l.EntryAddr(v)
 			if err := e.net.Check(at, int(size)); err != nil {
 				return errors.Wrapf(err, "rank: index entry of vertex %d", v)
@@ -232,7 +250,7 @@ func (f *dmgFetcher) fetch(t balance.Task) error {
 			if sd.ent[i], err = f.gather(at, size); err != nil {
 				return err
 			}
-			any = true
+			queued = true
 		}
 		if err := f.issue(); err != nil {
 			return err
@@ -242,8 +260,10 @@ func (f *dmgFetcher) fetch(t balance.Task) error {
 	if !any {
 		return nil
 	}
-	if err := rd.Flush(); err != nil {
-		return err
+	if queued {
+		if err := rd.Flush(); err != nil {
+			return err
+		}
 	}
 	from, to := uint32(0), ^uint32(0)
 	if !t.Whole() {
@@ -258,12 +278,12 @@ func (f *dmgFetcher) fetch(t balance.Task) error {
 		sd.rg = sd.rg[:0]
 		for i := range n {
 			sd.list[i] = listParts{}
-			if sd.ent[i].p < 0 {
+			if sd.ent[i].p == notRead {
 				continue
 			}
 			v := sp.at(i)
 			ent := &sd.dec[i]
-			if err := sd.l.Codec.Decode(f.bytes(sd.ent[i]), ent); err != nil {
+			if err := sd.l.Codec.Decode(f.entryBytes(s, sd.ent[i], v, t.Whole()), ent); err != nil {
 				return errors.Wrapf(err, "rank: index entry of vertex %d", v)
 			}
 			if s == 0 && !e.foreign(v) && ent.Degree != e.deg[v-e.lo] {
@@ -287,7 +307,7 @@ func (f *dmgFetcher) fetch(t balance.Task) error {
 	for i := range n {
 		for s := range f.sides {
 			sd := &f.sides[s]
-			if sd.l == nil || sd.ent[i].p < 0 {
+			if sd.l == nil || sd.ent[i].p == notRead {
 				continue
 			}
 			ent := &sd.dec[i]
@@ -298,6 +318,19 @@ func (f *dmgFetcher) fetch(t balance.Task) error {
 		}
 	}
 	return nil
+}
+
+// entryBytes is the bytes of v's entry of side s, from the entry cache or
+// from its READ; a whole task's READ goes into the cache.
+func (f *dmgFetcher) entryBytes(s int, p part, v uint32, whole bool) []byte {
+	if p.p == fromCache {
+		return f.cache[s].get(v)
+	}
+	b := f.bytes(p)
+	if whole {
+		f.cache[s].put(v, b)
+	}
+	return b
 }
 
 // listBytes is a vertex's fetched list bytes: its one part, or its parts

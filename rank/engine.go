@@ -94,6 +94,10 @@ type engine struct {
 	startAll []uint64
 	io       wordIO
 	mem      hugemem.Arena // the large arrays of the cache, freed by close
+	// ecache is the copies of the chunk's out- and in-entries (entrycache.go),
+	// made with the first dmgFetcher; nil where none is kept.
+	ecache     [2]*entryCache
+	ecacheMade bool
 	// probeTime is what taking Config.Probe's sample took.
 	probeTime time.Duration
 }

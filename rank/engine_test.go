@@ -337,6 +337,10 @@ func variants() []variant {
 		// lists on several MNs.
 		{name: "tasks-span-batches", layout: dmstore.LayoutConfig{BatchVertices: 8, Granule: 64}, engine: rank.Config{Batch: 20}},
 		{name: "no-pull", engine: rank.Config{NoPull: true}},
+		// Index entries read each time, or kept for part of the chunk (a
+		// budget of 12 KiB leaves room for some tens of vertices' here).
+		{name: "no-entry-cache", engine: rank.Config{NoEntryCache: true}},
+		{name: "entry-cache-part", engine: rank.Config{CNMem: 12 << 10}},
 		{name: "no-bottom-up", engine: rank.Config{NoBottomUp: true}},
 		{name: "remote-pull", engine: rank.Config{RemotePull: true}},
 		{name: "remote-pull-always", engine: rank.Config{RemotePull: true, PullDivisor: 1e12, NoBottomUp: true, Workers: 3, Batch: 5}},

@@ -5,7 +5,9 @@ import (
 
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/job"
+	"github.com/dmg-hpc/dmg/rank"
 	"github.com/dmg-hpc/dmg/spmd"
+	"github.com/dmg-hpc/dmg/verbs"
 )
 
 // A dense apply leaves its values on DM behind (nobody reads them before
@@ -31,5 +33,31 @@ func TestValuesWrittenOnce(t *testing.T) {
 	}
 	if w4 > 96*n { // setup 24 B a vertex, then 8 an iteration
 		t.Fatalf("4 iterations wrote %d bytes for %d vertices: the load's writes counted?", w4, n)
+	}
+}
+
+// The entry caches keep what a dense iteration read of the index: the
+// PageRank iterations after the first read their lists only, one round
+// trip a task where there were two, and fewer bytes; a budget that holds
+// none of it reads as the ablation does.
+func TestEntryCacheSavesReads(t *testing.T) {
+	a, err := algo.Lookup("pagerank")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(e rank.Config) verbs.Counters {
+		out := runJob(t, spmd.Roles{CN: 2, MN: 2}, job.Config{Graph: "kron:12", Kernel: &a, Iterations: 8, Engine: e})
+		return out.Result.Verbs
+	}
+	with, without, starved := run(rank.Config{}), run(rank.Config{NoEntryCache: true}), run(rank.Config{CNMem: 1 << 10})
+	t.Logf("round trips %d, %d without the cache, %d with no room; bytes read %d, %d, %d",
+		with.RoundTrips, without.RoundTrips, starved.RoundTrips, with.BytesRead, without.BytesRead, starved.BytesRead)
+	if 10*with.RoundTrips > 7*without.RoundTrips || with.BytesRead >= without.BytesRead {
+		t.Fatalf("with the entry cache: %d round trips and %d bytes read; without: %d and %d: want about half the round trips, and fewer bytes",
+			with.RoundTrips, with.BytesRead, without.RoundTrips, without.BytesRead)
+	}
+	if starved.RoundTrips != without.RoundTrips || starved.BytesRead != without.BytesRead {
+		t.Fatalf("a budget with no room for entries: %d round trips and %d bytes read; want the ablation's %d and %d",
+			starved.RoundTrips, starved.BytesRead, without.RoundTrips, without.BytesRead)
 	}
 }

@@ -546,7 +546,8 @@ func MinCacheBytes(n uint64) uint64 { return n * (8 + 8 + 8 + 4) }
 // cacheBytes is the CN's per-vertex state: values, accumulators,
 // contributions, degrees and the frontier of its chunk, plus what the mode
 // keeps (famgraph: the whole index and every vertex's value and
-// accumulator) and the triangle operator's buffers (bounded per worker).
+// accumulator), the copies of index entries (entrycache.go) and the
+// triangle operator's buffers (bounded per worker).
 func (e *engine) cacheBytes() uint64 {
 	n := uint64(e.hi - e.lo)
 	b := MinCacheBytes(n) + 8*uint64(len(e.front.bits)) + 8*uint64(len(e.reached))
@@ -556,7 +557,11 @@ func (e *engine) cacheBytes() uint64 {
 	if e.multi.bag != nil {
 		b += e.multi.bag.bytes()
 	}
+	b += e.ecache[0].bytes() + e.ecache[1].bytes()
 	for _, wk := range e.wks {
+		if wk == nil { // while the workers are made
+			continue
+		}
 		if t, ok := wk.f.(*triangles); ok {
 			b += t.bytes()
 		}
