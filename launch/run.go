@@ -324,6 +324,17 @@ func (r *runFlags) sourceIDs() ([]uint64, error) {
 	return ids, nil
 }
 
+// keptEntries says, for the memory line, how many vertices' index entries
+// the CNs keep once read when --cn-mem leaves room for some but not all
+// (none: the JSON's cn_kept_entries says 0, as for the baselines, the
+// triangle kernels and --no-entry-cache, which keep none).
+func keptEntries(kept, vertices uint64) string {
+	if kept == 0 || kept >= vertices {
+		return ""
+	}
+	return fmt.Sprintf(" (index entries of %s of %s vertices kept)", humanize.Comma(int64(kept)), humanize.Comma(int64(vertices)))
+}
+
 // minCNMem is the least --cn-mem: a process with a few windows' rows.
 const minCNMem = 4 << 20
 
@@ -631,19 +642,22 @@ type runReport struct {
 	EdgesPerSecond  float64          `json:"edges_per_s"`
 	RemoteOpsPerE   float64          `json:"remote_ops_per_edge"`
 	CNCacheBytesMax uint64           `json:"cn_cache_bytes_max"`
-	MNPoolBytes     []uint64         `json:"mn_pool_bytes"`
-	MNUsedBytes     []uint64         `json:"mn_used_bytes"`
-	ModeledFabricS  float64          `json:"modeled_fabric_s"`
-	AtomicsPerEdge  float64          `json:"remote_atomics_per_edge"`
-	CPUNanosPerEdge float64          `json:"cn_cpu_ns_per_edge"`
-	CNCPUSeconds    float64          `json:"cn_cpu_s"`
-	MNCPUSeconds    float64          `json:"mn_cpu_s"`
-	MNNice          int              `json:"mn_nice"` // --mn-nice (0 under --local: one process)
-	ReverseBytes    []uint64         `json:"reverse_adjacency_bytes"`
-	Symmetric       bool             `json:"symmetric"`
-	Updates         update.Stats     `json:"updates"`
-	ValRDApply      string           `json:"valrd_apply"`
-	InPlaceShare    float64          `json:"in_place_share"`
+	// KeptEntries is the vertices whose index entries their CN keeps
+	// once read (the entry cache; all of them unless --cn-mem is short).
+	KeptEntries     uint64       `json:"cn_kept_entries"`
+	MNPoolBytes     []uint64     `json:"mn_pool_bytes"`
+	MNUsedBytes     []uint64     `json:"mn_used_bytes"`
+	ModeledFabricS  float64      `json:"modeled_fabric_s"`
+	AtomicsPerEdge  float64      `json:"remote_atomics_per_edge"`
+	CPUNanosPerEdge float64      `json:"cn_cpu_ns_per_edge"`
+	CNCPUSeconds    float64      `json:"cn_cpu_s"`
+	MNCPUSeconds    float64      `json:"mn_cpu_s"`
+	MNNice          int          `json:"mn_nice"` // --mn-nice (0 under --local: one process)
+	ReverseBytes    []uint64     `json:"reverse_adjacency_bytes"`
+	Symmetric       bool         `json:"symmetric"`
+	Updates         update.Stats `json:"updates"`
+	ValRDApply      string       `json:"valrd_apply"`
+	InPlaceShare    float64      `json:"in_place_share"`
 	// The graph on DM, both layouts: index entries and out-of-place
 	// lists; Packed: lists packed (--compress; else 4-byte records).
 	DMIndexBytes uint64 `json:"dm_index_bytes"`
@@ -747,7 +761,7 @@ func newRunReport(j *Job, out *job.Outcome) *runReport {
 	}
 	r.Updates, r.ValRDApply, r.InPlaceShare = out.Result.Updates, out.Result.ValRDApply, out.InPlaceShare
 	r.DMIndexBytes, r.DMListBytes, r.Packed = out.IndexBytes, out.ListBytes, out.Packed
-	r.CNCacheBytesMax = out.Result.MaxCacheBytes
+	r.CNCacheBytesMax, r.KeptEntries = out.Result.MaxCacheBytes, out.Result.KeptEntries
 	r.CNPeakRSSBytes, r.MNPeakRSSBytes = out.Result.PeakRSSCN, out.Result.PeakRSSMN
 	r.CNMemBytes = out.CNMem
 	if j.Opts.Local {
@@ -862,7 +876,7 @@ func (r *runReport) print(j *Job) {
 	case r.ProcessPeakRSSBytes > 0:
 		rss = fmt.Sprintf("; peak RSS %s (every rank in this one process)", hb(r.ProcessPeakRSSBytes))
 	}
-	fmt.Fprintf(w, "memory: CN cache %s max per CN; MN used/pool %s%s\n", hb(r.CNCacheBytesMax), strings.Join(pools, ", "), rss)
+	fmt.Fprintf(w, "memory: CN cache %s max per CN%s; MN used/pool %s%s\n", hb(r.CNCacheBytesMax), keptEntries(r.KeptEntries, r.Graph.Vertices), strings.Join(pools, ", "), rss)
 	if r.Graph.Edges > 0 && r.DMIndexBytes > 0 {
 		lists := "lists as 4-byte records"
 		if r.Packed {

@@ -94,6 +94,18 @@ func (e *engine) entryCaches() [2]*entryCache {
 	return e.ecache
 }
 
+// keptEntries is how many of the chunk's vertices the entry caches keep
+// room for (the most of the two layouts).
+func (e *engine) keptEntries() int {
+	n := 0
+	for _, c := range e.ecache {
+		if c != nil {
+			n = max(n, len(c.have))
+		}
+	}
+	return n
+}
+
 // entryCacheBudget is how many vertices of a chunk of n the entry caches
 // of the given layouts (entry sizes) may each hold within a CN's memory
 // budget (0: none, the whole chunk): at most a quarter of it, and no more

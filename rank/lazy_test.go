@@ -45,11 +45,20 @@ func TestEntryCacheSavesReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(e rank.Config) verbs.Counters {
+	// run runs 8 iterations and checks how many vertices' entries the
+	// CNs kept: all, or none.
+	run := func(e rank.Config, all bool) verbs.Counters {
 		out := runJob(t, spmd.Roles{CN: 2, MN: 2}, job.Config{Graph: "kron:12", Kernel: &a, Iterations: 8, Engine: e})
+		want := uint64(0)
+		if all {
+			want = out.Vertices
+		}
+		if out.Result.KeptEntries != want {
+			t.Fatalf("%+v: the CNs keep the entries of %d of %d vertices; want %d", e, out.Result.KeptEntries, out.Vertices, want)
+		}
 		return out.Result.Verbs
 	}
-	with, without, starved := run(rank.Config{}), run(rank.Config{NoEntryCache: true}), run(rank.Config{CNMem: 1 << 10})
+	with, without, starved := run(rank.Config{}, true), run(rank.Config{NoEntryCache: true}, false), run(rank.Config{CNMem: 1 << 10}, false)
 	t.Logf("round trips %d, %d without the cache, %d with no room; bytes read %d, %d, %d",
 		with.RoundTrips, without.RoundTrips, starved.RoundTrips, with.BytesRead, without.BytesRead, starved.BytesRead)
 	if 10*with.RoundTrips > 7*without.RoundTrips || with.BytesRead >= without.BytesRead {

@@ -66,7 +66,10 @@ type Result struct {
 	// CacheBytes is this CN's local state (0 on MNs); MaxCacheBytes the
 	// largest over the CNs.
 	CacheBytes, MaxCacheBytes uint64
-	ComputeSeconds            float64
+	// KeptEntries is the vertices, over all CNs, whose index entries
+	// their CN keeps room for (entrycache.go).
+	KeptEntries    uint64
+	ComputeSeconds float64
 	// ModeledSeconds is the sum of the iterations' modelled fabric time.
 	ModeledSeconds float64
 	// Updates sums the iterations' update paths over the job.
@@ -105,6 +108,7 @@ func (r *Result) add(next *Result) {
 	r.Verbs.Add(next.Verbs)
 	r.Local.Add(next.Local)
 	r.CacheBytes, r.MaxCacheBytes = max(r.CacheBytes, next.CacheBytes), max(r.MaxCacheBytes, next.MaxCacheBytes)
+	r.KeptEntries = max(r.KeptEntries, next.KeptEntries)
 	r.ComputeSeconds += next.ComputeSeconds
 	r.ModeledSeconds += next.ModeledSeconds
 	r.Updates.Add(next.Updates)
@@ -143,6 +147,7 @@ type sums struct {
 	mnApply          float64
 	steals           uint64
 	cacheMax         uint64
+	kept             uint64  // the CNs' entry caches' vertices (entrycache.go)
 	cpu              float64 // CN CPU seconds so far
 	mnCPU            float64 // MN CPU seconds so far
 	rssCN, rssMN     uint64  // the largest CN's and MN's peak resident set so far
@@ -216,6 +221,7 @@ const (
 	sTravLo  // this (low 32 bits)
 	sTravHi  // and this (high 32 bits)
 	sRSS     // the CN process's peak resident set so far
+	sKept    // the vertices whose index entries the CN keeps room for
 	numCNSlots
 )
 
@@ -327,6 +333,7 @@ func (e *engine) fillCN(v []float64, first bool) {
 	cpu, rss := processUsage()
 	v[e.cnSlot(e.me, sCPU)] = cpu - st.cpuStart
 	v[e.cnSlot(e.me, sRSS)] = float64(rss)
+	v[e.cnSlot(e.me, sKept)] = float64(e.keptEntries())
 	v[e.cnSlot(e.me, sPush)] = st.phase.push.Seconds()
 	v[e.cnSlot(e.me, sApply)] = st.phase.apply.Seconds()
 	v[e.cnSlot(e.me, sWait)] = st.phase.wait.Seconds()
@@ -381,6 +388,7 @@ func (e *engine) readSums(v []float64) sums {
 		s.apply = max(s.apply, v[e.cnSlot(cn, sApply)])
 		s.wait = max(s.wait, v[e.cnSlot(cn, sWait)])
 		s.rssCN = max(s.rssCN, uint64(v[e.cnSlot(cn, sRSS)]))
+		s.kept += uint64(v[e.cnSlot(cn, sKept)])
 	}
 	for mn := range e.numMN {
 		consider(p.NICTime(getCounters(v[e.mnVal(mn, mCounters):])), 3, mn, 0)
@@ -491,7 +499,7 @@ func (e *engine) finish(res *Result) error {
 	for _, it := range res.Iterations {
 		res.ModeledSeconds += it.ModeledSeconds
 	}
-	res.TailRatio, res.Steals, res.MaxCacheBytes = last.tailJob, last.steals, last.cacheMax
+	res.TailRatio, res.Steals, res.MaxCacheBytes, res.KeptEntries = last.tailJob, last.steals, last.cacheMax, last.kept
 	res.HubDegree, res.TaskVertices = e.cfg.HubDegree, e.cfg.Batch
 	res.CNCPUSeconds, res.MNCPUSeconds = last.cpu, last.mnCPU
 	res.PeakRSSCN, res.PeakRSSMN = last.rssCN, last.rssMN
