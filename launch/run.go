@@ -324,15 +324,17 @@ func (r *runFlags) sourceIDs() ([]uint64, error) {
 	return ids, nil
 }
 
-// keptEntries says, for the memory line, how many vertices' index entries
-// the CNs keep once read when --cn-mem leaves room for some but not all
-// (none: the JSON's cn_kept_entries says 0, as for the baselines, the
-// triangle kernels and --no-entry-cache, which keep none).
-func keptEntries(kept, vertices uint64) string {
-	if kept == 0 || kept >= vertices {
+// keptEntries says, for the memory line, what the CNs keep of the index
+// beside their cache (the entry cache, within --cn-mem): its bytes, and
+// how many vertices' entries when not all.
+func keptEntries(kept, vertices, bytes uint64) string {
+	switch {
+	case kept == 0 || bytes == 0:
 		return ""
+	case kept >= vertices:
+		return fmt.Sprintf(", and %s of index entries", hb(bytes))
 	}
-	return fmt.Sprintf(" (index entries of %s of %s vertices kept)", humanize.Comma(int64(kept)), humanize.Comma(int64(vertices)))
+	return fmt.Sprintf(", and %s of index entries (%s of %s vertices')", hb(bytes), humanize.Comma(int64(kept)), humanize.Comma(int64(vertices)))
 }
 
 // minCNMem is the least --cn-mem: a process with a few windows' rows.
@@ -643,8 +645,10 @@ type runReport struct {
 	RemoteOpsPerE   float64          `json:"remote_ops_per_edge"`
 	CNCacheBytesMax uint64           `json:"cn_cache_bytes_max"`
 	// KeptEntries is the vertices whose index entries their CN keeps
-	// once read (the entry cache; all of them unless --cn-mem is short).
+	// once read (the entry cache; all of them unless --cn-mem is short),
+	// KeptBytesMax the largest CN's room for them, beside its cache.
 	KeptEntries     uint64       `json:"cn_kept_entries"`
+	KeptBytesMax    uint64       `json:"cn_kept_entry_bytes_max"`
 	MNPoolBytes     []uint64     `json:"mn_pool_bytes"`
 	MNUsedBytes     []uint64     `json:"mn_used_bytes"`
 	ModeledFabricS  float64      `json:"modeled_fabric_s"`
@@ -761,7 +765,7 @@ func newRunReport(j *Job, out *job.Outcome) *runReport {
 	}
 	r.Updates, r.ValRDApply, r.InPlaceShare = out.Result.Updates, out.Result.ValRDApply, out.InPlaceShare
 	r.DMIndexBytes, r.DMListBytes, r.Packed = out.IndexBytes, out.ListBytes, out.Packed
-	r.CNCacheBytesMax, r.KeptEntries = out.Result.MaxCacheBytes, out.Result.KeptEntries
+	r.CNCacheBytesMax, r.KeptEntries, r.KeptBytesMax = out.Result.MaxCacheBytes, out.Result.KeptEntries, out.Result.MaxKeptBytes
 	r.CNPeakRSSBytes, r.MNPeakRSSBytes = out.Result.PeakRSSCN, out.Result.PeakRSSMN
 	r.CNMemBytes = out.CNMem
 	if j.Opts.Local {
@@ -876,7 +880,7 @@ func (r *runReport) print(j *Job) {
 	case r.ProcessPeakRSSBytes > 0:
 		rss = fmt.Sprintf("; peak RSS %s (every rank in this one process)", hb(r.ProcessPeakRSSBytes))
 	}
-	fmt.Fprintf(w, "memory: CN cache %s max per CN%s; MN used/pool %s%s\n", hb(r.CNCacheBytesMax), keptEntries(r.KeptEntries, r.Graph.Vertices), strings.Join(pools, ", "), rss)
+	fmt.Fprintf(w, "memory: CN cache %s max per CN%s; MN used/pool %s%s\n", hb(r.CNCacheBytesMax), keptEntries(r.KeptEntries, r.Graph.Vertices, r.KeptBytesMax), strings.Join(pools, ", "), rss)
 	if r.Graph.Edges > 0 && r.DMIndexBytes > 0 {
 		lists := "lists as 4-byte records"
 		if r.Packed {

@@ -106,6 +106,9 @@ func (e *engine) keptEntries() int {
 	return n
 }
 
+// keptBytes is what the entry caches hold room for.
+func (e *engine) keptBytes() uint64 { return e.ecache[0].bytes() + e.ecache[1].bytes() }
+
 // entryCacheBudget is how many vertices of a chunk of n the entry caches
 // of the given layouts (entry sizes) may each hold within a CN's memory
 // budget (0: none, the whole chunk): at most a quarter of it, and no more

@@ -67,9 +67,10 @@ type Result struct {
 	// largest over the CNs.
 	CacheBytes, MaxCacheBytes uint64
 	// KeptEntries is the vertices, over all CNs, whose index entries
-	// their CN keeps room for (entrycache.go).
-	KeptEntries    uint64
-	ComputeSeconds float64
+	// their CN keeps room for (entrycache.go), beyond the cache above;
+	// MaxKeptBytes the largest CN's room for them.
+	KeptEntries, MaxKeptBytes uint64
+	ComputeSeconds            float64
 	// ModeledSeconds is the sum of the iterations' modelled fabric time.
 	ModeledSeconds float64
 	// Updates sums the iterations' update paths over the job.
@@ -108,7 +109,7 @@ func (r *Result) add(next *Result) {
 	r.Verbs.Add(next.Verbs)
 	r.Local.Add(next.Local)
 	r.CacheBytes, r.MaxCacheBytes = max(r.CacheBytes, next.CacheBytes), max(r.MaxCacheBytes, next.MaxCacheBytes)
-	r.KeptEntries = max(r.KeptEntries, next.KeptEntries)
+	r.KeptEntries, r.MaxKeptBytes = max(r.KeptEntries, next.KeptEntries), max(r.MaxKeptBytes, next.MaxKeptBytes)
 	r.ComputeSeconds += next.ComputeSeconds
 	r.ModeledSeconds += next.ModeledSeconds
 	r.Updates.Add(next.Updates)
@@ -148,6 +149,7 @@ type sums struct {
 	steals           uint64
 	cacheMax         uint64
 	kept             uint64  // the CNs' entry caches' vertices (entrycache.go)
+	keptMax          uint64  // and the largest one's bytes
 	cpu              float64 // CN CPU seconds so far
 	mnCPU            float64 // MN CPU seconds so far
 	rssCN, rssMN     uint64  // the largest CN's and MN's peak resident set so far
@@ -222,6 +224,7 @@ const (
 	sTravHi  // and this (high 32 bits)
 	sRSS     // the CN process's peak resident set so far
 	sKept    // the vertices whose index entries the CN keeps room for
+	sKeptB   // and the bytes of that room
 	numCNSlots
 )
 
@@ -333,7 +336,7 @@ func (e *engine) fillCN(v []float64, first bool) {
 	cpu, rss := processUsage()
 	v[e.cnSlot(e.me, sCPU)] = cpu - st.cpuStart
 	v[e.cnSlot(e.me, sRSS)] = float64(rss)
-	v[e.cnSlot(e.me, sKept)] = float64(e.keptEntries())
+	v[e.cnSlot(e.me, sKept)], v[e.cnSlot(e.me, sKeptB)] = float64(e.keptEntries()), float64(e.keptBytes())
 	v[e.cnSlot(e.me, sPush)] = st.phase.push.Seconds()
 	v[e.cnSlot(e.me, sApply)] = st.phase.apply.Seconds()
 	v[e.cnSlot(e.me, sWait)] = st.phase.wait.Seconds()
@@ -389,6 +392,7 @@ func (e *engine) readSums(v []float64) sums {
 		s.wait = max(s.wait, v[e.cnSlot(cn, sWait)])
 		s.rssCN = max(s.rssCN, uint64(v[e.cnSlot(cn, sRSS)]))
 		s.kept += uint64(v[e.cnSlot(cn, sKept)])
+		s.keptMax = max(s.keptMax, uint64(v[e.cnSlot(cn, sKeptB)]))
 	}
 	for mn := range e.numMN {
 		consider(p.NICTime(getCounters(v[e.mnVal(mn, mCounters):])), 3, mn, 0)
@@ -499,7 +503,8 @@ func (e *engine) finish(res *Result) error {
 	for _, it := range res.Iterations {
 		res.ModeledSeconds += it.ModeledSeconds
 	}
-	res.TailRatio, res.Steals, res.MaxCacheBytes, res.KeptEntries = last.tailJob, last.steals, last.cacheMax, last.kept
+	res.TailRatio, res.Steals, res.MaxCacheBytes = last.tailJob, last.steals, last.cacheMax
+	res.KeptEntries, res.MaxKeptBytes = last.kept, last.keptMax
 	res.HubDegree, res.TaskVertices = e.cfg.HubDegree, e.cfg.Batch
 	res.CNCPUSeconds, res.MNCPUSeconds = last.cpu, last.mnCPU
 	res.PeakRSSCN, res.PeakRSSMN = last.rssCN, last.rssMN
@@ -554,8 +559,9 @@ func MinCacheBytes(n uint64) uint64 { return n * (8 + 8 + 8 + 4) }
 // cacheBytes is the CN's per-vertex state: values, accumulators,
 // contributions, degrees and the frontier of its chunk, plus what the mode
 // keeps (famgraph: the whole index and every vertex's value and
-// accumulator), the copies of index entries (entrycache.go) and the
-// triangle operator's buffers (bounded per worker).
+// accumulator) and the triangle operator's buffers (bounded per worker):
+// what the design needs. The copies of index entries it keeps within the
+// budget beyond that (entrycache.go) are counted apart (keptBytes).
 func (e *engine) cacheBytes() uint64 {
 	n := uint64(e.hi - e.lo)
 	b := MinCacheBytes(n) + 8*uint64(len(e.front.bits)) + 8*uint64(len(e.reached))
@@ -565,7 +571,6 @@ func (e *engine) cacheBytes() uint64 {
 	if e.multi.bag != nil {
 		b += e.multi.bag.bytes()
 	}
-	b += e.ecache[0].bytes() + e.ecache[1].bytes()
 	for _, wk := range e.wks {
 		if wk == nil { // while the workers are made
 			continue
