@@ -9,10 +9,10 @@
 // contributions, out-degrees and frontier: about 28 bytes per own vertex,
 // |V|/C per CN, whatever the number of workers, plus 8 bytes per other
 // vertex where the value pull runs, plus the copies of the chunk's index
-// entries once read (entrycache.go; within a quarter of Config.CNMem). The large arrays live on transparent
-// huge pages (package hugemem). A kernel with a multiset
-// reduction (CDLP) adds a bag, a slot per edge end of the chunk (bag.go),
-// in place of the accumulators. A kernel that reads its neighbours'
+// entries once read (entrycache.go; within a quarter of Config.CNMem).
+// The large arrays live on transparent huge pages (package hugemem). A
+// kernel with a multiset reduction (CDLP) adds a bag, a slot per edge end
+// of the chunk (bag.go), in place of the accumulators. A kernel that reads its neighbours'
 // adjacency (algo.Spec.Triangles: LCC, TC) runs the triangle operator
 // (triangles.go, with lists.go to read whole lists of any vertex set) in
 // place of the fetch path: each worker adds its buffers, bounded by a
@@ -44,9 +44,8 @@
 //     sorted frontier list in a sparse one. A task's index entries come in
 //     one merged READ (none when the CN keeps them all), then the list
 //     segments the iteration needs in one more (in-place entries carry
-//     their edges). Edges are routed by
-//     segment, never one by one: the entry holds each list's segment
-//     lengths per chunk. A packed list (dmstore.LayoutConfig.Packed) is
+//     their edges). Edges are routed by segment, never one by one: the
+//     entry holds each list's segment lengths per chunk. A packed list (dmstore.LayoutConfig.Packed) is
 //     read whole, decoded, and cut at the chunk bounds, as an in-place
 //     one is; none of its segments goes by reference.
 //     - Dense iterations pull the local segment: a vertex gathers, from

@@ -159,7 +159,7 @@ func (e *engine) newReader(ep verbs.Endpoint) (*verbs.ReadMerger, error) {
 // makeWorkers makes the gang: one worker per endpoint, with its reader,
 // fetch path and update coordinator, and the lanes of the apply.
 func (e *engine) makeWorkers(eps []verbs.Endpoint) error {
-	e.wks = make([]*worker, len(eps))
+	e.wks = make([]*worker, 0, len(eps)) // the made ones only: cacheBytes reads them meanwhile (entryCaches)
 	for i, ep := range eps {
 		wk := &worker{e: e, id: i, ep: ep}
 		var err error
@@ -195,7 +195,7 @@ func (e *engine) makeWorkers(eps []verbs.Endpoint) error {
 		if err != nil {
 			return err
 		}
-		e.wks[i] = wk
+		e.wks = append(e.wks, wk)
 	}
 	e.eps = append([]verbs.Endpoint(nil), eps...)
 	if e.pullEP != nil {

@@ -572,9 +572,6 @@ func (e *engine) cacheBytes() uint64 {
 		b += e.multi.bag.bytes()
 	}
 	for _, wk := range e.wks {
-		if wk == nil { // while the workers are made
-			continue
-		}
 		if t, ok := wk.f.(*triangles); ok {
 			b += t.bytes()
 		}
