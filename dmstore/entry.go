@@ -2,7 +2,6 @@ package dmstore
 
 import (
 	"encoding/binary"
-	"math"
 
 	"github.com/pkg/errors"
 )
@@ -15,10 +14,12 @@ import (
 //
 //	[0:4]            degree<<2 | 0           (degree ≤ InPlaceCap)
 //	[4:4+4c]         destination ids, uint32 (c = InPlaceCap, unused = 0)
-//	[4+4c:4+8c]      weighted only: weights as float32, in the same order
+//	[4+4c:4+(4+b)c]  weighted only: weights in the codec's WeightCode of b
+//	                 bytes each, in the same order
 //
-// so a 32-byte entry holds up to 7 unweighted or 3 weighted edges, and one
-// READ fetches the vertex and its edges together.
+// so a 32-byte entry holds up to 7 unweighted edges, or 3 weighted ones
+// with float32 weights (5 with one-byte weights), and one READ fetches the
+// vertex and its edges together.
 //
 // Out of place (kind 1, segments inline):
 //
@@ -53,13 +54,15 @@ import (
 // MaxPackedDegree edges; longer ones are records, as above.
 //
 // An out-of-place edge list is degree records sorted by destination: a
-// uint32 destination id, followed (weighted graphs) by the float32 weight.
-// Weights on DM are float32 everywhere.
+// uint32 destination id, followed (weighted graphs) by the weight in the
+// codec's WeightCode (weights.go: float32, or a one- or two-byte integer
+// when every weight of the graph is one).
 type EntryCodec struct {
 	// Size is the entry size in bytes: 16, 32 or 64.
 	Size int
-	// Weighted says whether edges carry a float32 weight.
+	// Weighted says whether edges carry a weight, stored as Weights says.
 	Weighted bool
+	Weights  WeightCode
 	// Chunks is the number of CN chunks C (segments per edge list), ≥ 1.
 	Chunks int
 	// Packed: out-of-place lists of up to MaxPackedDegree edges are
@@ -123,13 +126,17 @@ func (c EntryCodec) Validate() error {
 	if c.Chunks < 1 || c.Chunks > 1<<16 {
 		return errors.Errorf("csr: %d chunks; expected 1..65536", c.Chunks)
 	}
+	if c.Weights > WeightUint8 {
+		return errors.Errorf("csr: weight code %d; expected 0..%d", c.Weights, WeightUint8)
+	}
 	return nil
 }
 
-// RecordBytes is the size of one out-of-place edge record (4, or 8 weighted).
+// RecordBytes is the size of one out-of-place edge record: 4, or 4 and
+// the weight's bytes (8 with float32 weights).
 func (c EntryCodec) RecordBytes() int {
 	if c.Weighted {
-		return 8
+		return 4 + c.Weights.Bytes()
 	}
 	return 4
 }
@@ -229,8 +236,12 @@ func (c EntryCodec) EncodeInPlace(b []byte, dst []uint32, w []float32) error {
 	for i, d := range dst {
 		binary.LittleEndian.PutUint32(b[4+4*i:], d)
 	}
+	wb := c.Weights.Bytes()
 	for i, x := range w {
-		binary.LittleEndian.PutUint32(b[4+4*k+4*i:], math.Float32bits(x))
+		if !c.Weights.Holds(float64(x)) {
+			return errors.Errorf("csr: in-place weight %g is not one the entry's %s weights hold", x, c.Weights)
+		}
+		c.Weights.Put(b[4+4*k+wb*i:], float64(x))
 	}
 	return nil
 }
@@ -277,12 +288,13 @@ func (c EntryCodec) EncodeOutOfPlace(b []byte, degree uint32, addr uint64, segs 
 
 // packedRange is the least and the most bytes a packed list of degree
 // edges takes: a control byte per four gaps, 1 to 4 bytes a gap, and a
-// weighted list's 4-byte weights.
+// weighted list's weights.
 func (c EntryCodec) packedRange(degree uint32) (lo, hi uint64) {
 	d := uint64(degree)
 	lo, hi = d+(d+3)/4, 4*d+(d+3)/4
 	if c.Weighted {
-		lo, hi = lo+4*d, hi+4*d
+		wb := uint64(c.Weights.Bytes()) * d
+		lo, hi = lo+wb, hi+wb
 	}
 	return lo, hi
 }
@@ -353,8 +365,9 @@ func (c EntryCodec) Decode(b []byte, e *Entry) error {
 			e.Dst = append(e.Dst, binary.LittleEndian.Uint32(b[4+4*i:]))
 		}
 		if c.Weighted {
+			wb := c.Weights.Bytes()
 			for i := 0; i < int(e.Degree); i++ {
-				e.Weights = append(e.Weights, math.Float32frombits(binary.LittleEndian.Uint32(b[4+4*k+4*i:])))
+				e.Weights = append(e.Weights, c.Weights.Get(b[4+4*k+wb*i:]))
 			}
 		}
 		return nil

@@ -51,6 +51,10 @@ func TestEntryTable(t *testing.T) {
 		{"32w", EntryCodec{Size: 32, Weighted: true, Chunks: 8}, 3},
 		{"64", EntryCodec{Size: 64, Chunks: 16}, 15},
 		{"64w", EntryCodec{Size: 64, Weighted: true, Chunks: 16}, 7},
+		{"16w8", EntryCodec{Size: 16, Weighted: true, Chunks: 3, Weights: WeightUint8}, 2},
+		{"32w8", EntryCodec{Size: 32, Weighted: true, Chunks: 8, Weights: WeightUint8}, 5},
+		{"32w16", EntryCodec{Size: 32, Weighted: true, Chunks: 8, Weights: WeightUint16}, 4},
+		{"64w16", EntryCodec{Size: 64, Weighted: true, Chunks: 16, Weights: WeightUint16}, 10},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,6 +69,9 @@ func TestEntryTable(t *testing.T) {
 				w = make([]float32, len(dst))
 				for i := range w {
 					w[i] = float32(i) + 0.5
+					if c.Weights != WeightFloat32 {
+						w[i] = float32(i * 37)
+					}
 				}
 			}
 			if err := c.EncodeInPlace(b, dst, w); err != nil {
@@ -125,7 +132,8 @@ func TestSegmentLengths(t *testing.T) {
 
 // fuzzCodec derives codec parameters from fuzz input.
 func fuzzCodec(a, b byte) EntryCodec {
-	return EntryCodec{Size: []int{16, 32, 64}[int(a)%3], Weighted: a&4 != 0, Chunks: 1 + int(b)%100, Packed: a&8 != 0}
+	return EntryCodec{Size: []int{16, 32, 64}[int(a)%3], Weighted: a&4 != 0, Chunks: 1 + int(b)%100, Packed: a&8 != 0,
+		Weights: WeightCodes[int(a>>4)%len(WeightCodes)]}
 }
 
 func FuzzEntryRoundTrip(f *testing.F) {
@@ -207,7 +215,12 @@ func FuzzEntryRoundTrip(f *testing.F) {
 		for i := range dst {
 			dst[i] = rng.Uint32()
 			if w != nil {
-				w[i] = math.Float32frombits(rng.Uint32() &^ (0xff << 23)) // finite
+				switch c.Weights {
+				case WeightFloat32:
+					w[i] = math.Float32frombits(rng.Uint32() &^ (0xff << 23)) // finite
+				default:
+					w[i] = float32(rng.Uint64N(uint64(c.Weights.max()) + 1))
+				}
 			}
 		}
 		if err := c.EncodeInPlace(buf, dst, w); err != nil {

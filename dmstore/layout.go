@@ -31,6 +31,10 @@ type LayoutConfig struct {
 	// a list is read whole, and none is sent by reference (RefRD). Longer
 	// lists stay records, addressable by edge. Not with Naive.
 	Packed bool
+	// Weights is how a weighted graph's weights are stored (WeightCode;
+	// the zero value, float32, holds any weight). A narrower code must
+	// hold every weight of the graph: Load refuses one it does not.
+	Weights WeightCode
 	// NumMN is the number of memory nodes.
 	NumMN int
 	// Bounds are the C+1 chunk boundaries (balance.Chunks): CN k owns
@@ -247,6 +251,9 @@ func (c *ChunkSizes) Add(o ChunkSizes) {
 // codec is the entry codec of a layout of cfg (cfg.EnsureDefaults done).
 func (cfg *LayoutConfig) codec(weighted bool) (EntryCodec, error) {
 	c := EntryCodec{Size: cfg.EntrySize, Weighted: weighted, Chunks: len(cfg.Bounds) - 1, Packed: cfg.Packed}
+	if weighted {
+		c.Weights = cfg.Weights
+	}
 	if cfg.Naive {
 		c.Size = 8
 		return c, nil

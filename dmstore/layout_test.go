@@ -402,6 +402,7 @@ func TestLoadRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	kronU, _, _ := csr.Open("kron:9:8", csr.Options{Seed: 4, Undirected: true})
+	kron8, kron16 := integerWeights(kron, 255), integerWeights(kron, 65535)
 	hub := hubGraph(t, 700, true)
 	empty := &csr.Graph{N: 0, Offsets: []uint64{0}, Directed: true}
 	tests := []struct {
@@ -423,6 +424,14 @@ func TestLoadRoundTrip(t *testing.T) {
 		{"kron-naive", kron, spmd.Roles{CN: 2, MN: 2}, LayoutConfig{Naive: true, BatchVertices: 50}},
 		{"hub-naive-c3m1", hub, spmd.Roles{CN: 3, MN: 1}, LayoutConfig{Naive: true}},
 		{"empty", empty, spmd.Roles{CN: 1, MN: 1}, LayoutConfig{}},
+		// Integer weights in one or two bytes: records, in place, packed,
+		// naive.
+		{"kron-w8-c2m2", kron8, spmd.Roles{CN: 2, MN: 2}, LayoutConfig{AttrBytes: []int{8}, Weights: WeightUint8}},
+		{"kron-w8-c3m2-e16", kron8, spmd.Roles{CN: 3, MN: 2}, LayoutConfig{EntrySize: 16, BatchVertices: 100, Weights: WeightUint8}},
+		{"kron-w16-c2m2-e64", kron16, spmd.Roles{CN: 2, MN: 2}, LayoutConfig{EntrySize: 64, Weights: WeightUint16}},
+		{"kron-w8-packed", kron8, spmd.Roles{CN: 2, MN: 2}, LayoutConfig{Packed: true, Weights: WeightUint8}},
+		{"kron-w16-packed-noinplace", kron16, spmd.Roles{CN: 3, MN: 2}, LayoutConfig{Packed: true, NoInPlace: true, Weights: WeightUint16}},
+		{"kron-w8-naive", kron8, spmd.Roles{CN: 2, MN: 2}, LayoutConfig{Naive: true, Weights: WeightUint8}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -435,6 +444,48 @@ func TestLoadRoundTrip(t *testing.T) {
 				t.Errorf("rate NaN")
 			}
 		})
+	}
+}
+
+// integerWeights is g with its weights made integers 0..most (in turn,
+// so that both ends and zero occur).
+func integerWeights(g *csr.Graph, most int) *csr.Graph {
+	h := *g
+	h.Weights = make([]float64, len(g.Weights))
+	for i, w := range g.Weights {
+		h.Weights[i] = math.Round(w * float64(most))
+	}
+	h.Weights[0], h.Weights[len(h.Weights)-1] = 0, float64(most)
+	return &h
+}
+
+// A layout whose weight code does not hold a weight of the graph refuses
+// to load it, naming the weight.
+func TestLoadRefusesWeights(t *testing.T) {
+	kron, _, err := csr.Open("kron:9:8", csr.Options{Seed: 4, Weighted: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		g    *csr.Graph
+		code WeightCode
+	}{
+		{kron, WeightUint8},                      // fractions
+		{integerWeights(kron, 256), WeightUint8}, // past 255
+		{integerWeights(kron, 70000), WeightUint16},
+	} {
+		cfg := LayoutConfig{NumMN: 1, Bounds: []uint32{0, tc.g.N}, Weights: tc.code}
+		l, err := Plan(tc.g, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		onFabric(t, spmd.Roles{CN: 1, MN: 1}, l.Needed(), func(w *spmd.World, net verbs.Network, eps []verbs.Endpoint) error {
+			_, err = l.Load(tc.g, 0, eps, LoadOptions{})
+			return nil
+		})
+		if err == nil || !strings.Contains(err.Error(), tc.code.String()+" weights do not hold") {
+			t.Fatalf("%s: %v, want a refusal of the weight", tc.code, err)
+		}
 	}
 }
 

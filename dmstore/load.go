@@ -3,7 +3,6 @@ package dmstore
 import (
 	"encoding/binary"
 	"github.com/dmg-hpc/dmg/csr"
-	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -243,6 +242,9 @@ func (lw *loadWorker) batch(b Batch) error {
 	lw.ebuf = grow(lw.ebuf, int(b.EdgeBytes))
 	idx, edges := lw.idx, lw.ebuf
 	rec := uint64(l.Codec.RecordBytes())
+	if err := l.checkWeights(g, b); err != nil {
+		return err
+	}
 	pos := uint64(0)
 	putRecords := func(at uint64, v uint32) {
 		a := g.Off(v)
@@ -250,7 +252,7 @@ func (lw *loadWorker) batch(b Batch) error {
 			p := at + uint64(i)*rec
 			binary.LittleEndian.PutUint32(edges[p:], d)
 			if g.Weights != nil {
-				binary.LittleEndian.PutUint32(edges[p+4:], math.Float32bits(float32(g.Weights[a+uint64(i)])))
+				l.Codec.Weights.Put(edges[p+4:], g.Weights[a+uint64(i)])
 			}
 		}
 	}
@@ -346,13 +348,30 @@ func (lw *loadWorker) packed(e []byte, b Batch, pos uint64, v uint32) (uint64, e
 	list := AppendPacked(lw.ebuf[pos:pos:len(lw.ebuf)], g.Neighbors(v))
 	if g.Weights != nil {
 		for _, x := range g.EdgeWeights(v) {
-			list = appendFloat32(list, float32(x))
+			list = c.Weights.Append(list, x)
 		}
 	}
 	if pos+uint64(len(list)) > uint64(len(lw.ebuf)) { // list is a copy
 		return 0, errors.Errorf("csr: batch %d..%d: vertex %d's packed list passes the %d edge bytes the layout planned", b.Lo, b.Hi, v, len(lw.ebuf))
 	}
 	return uint64(len(list)), c.EncodePacked(e, uint32(g.Degree(v)), uint64(addr), uint32(len(list)))
+}
+
+// checkWeights refuses a batch with a weight the layout's code does not
+// hold: the code was chosen from the graph's weights (NarrowestWeights),
+// so this is a graph other than the one measured.
+func (l *Layout) checkWeights(g *csr.Graph, b Batch) error {
+	c := l.Codec.Weights
+	if !l.Weighted || c == WeightFloat32 {
+		return nil
+	}
+	lo, hi := g.Off(b.Lo), g.Off(b.Hi)
+	for i, w := range g.Weights[lo:hi] {
+		if !c.Holds(w) {
+			return errors.Errorf("csr: batch %d..%d: edge %d has weight %g, which the layout's %s weights do not hold", b.Lo, b.Hi, lo+uint64(i), w, c)
+		}
+	}
+	return nil
 }
 
 func grow(b []byte, n int) []byte {
@@ -463,7 +482,7 @@ func (l *Layout) readRowsEach(ep verbs.Endpoint, lo, hi uint32) (*csr.Graph, err
 					r := body[i*rec:]
 					g.Dst = append(g.Dst, binary.LittleEndian.Uint32(r))
 					if l.Weighted {
-						g.Weights = append(g.Weights, float64(math.Float32frombits(binary.LittleEndian.Uint32(r[4:]))))
+						g.Weights = append(g.Weights, float64(l.Codec.Weights.Get(r[4:])))
 					}
 				}
 				if !l.Config.Naive {

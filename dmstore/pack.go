@@ -2,7 +2,6 @@ package dmstore
 
 import (
 	"encoding/binary"
-	"math"
 	"math/bits"
 	"slices"
 
@@ -14,8 +13,8 @@ import (
 // each group of four gaps is one control byte, whose bits 2i..2i+1 are the
 // byte count minus one of gap i, then the four gaps, little-endian, in
 // 1–4 bytes each. The last group holds the remaining 1–3 gaps; its unused
-// control bits are zero. A weighted list's float32 weights follow the ids,
-// 4 bytes each, in list order.
+// control bits are zero. A weighted list's weights follow the ids, in the
+// codec's WeightCode, in list order.
 //
 // On a Kronecker graph of 2^20 vertices an out-of-place list takes about
 // 2 bytes per edge instead of 4 (docs/design.md). The code is byte-aligned
@@ -69,7 +68,7 @@ func AppendPacked(b []byte, ids []uint32) []byte {
 func (c EntryCodec) packedSize(ids []uint32) uint64 {
 	n := uint64(PackedBytes(ids))
 	if c.Weighted {
-		n += 4 * uint64(len(ids))
+		n += uint64(c.Weights.Bytes()) * uint64(len(ids))
 	}
 	return n
 }
@@ -149,11 +148,12 @@ func (c EntryCodec) UnpackList(b []byte, degree uint32, dst []uint32, w []float3
 	}
 	rest := b[n:]
 	if c.Weighted {
-		if len(rest) != 4*int(degree) {
-			return dst, w, errors.Errorf("csr: a packed list of %d weighted edges has %d bytes of weights; expected %d", degree, len(rest), 4*degree)
+		wb := c.Weights.Bytes()
+		if len(rest) != wb*int(degree) {
+			return dst, w, errors.Errorf("csr: a packed list of %d weighted edges has %d bytes of weights; expected %d", degree, len(rest), wb*int(degree))
 		}
-		for i := 0; i < len(rest); i += 4 {
-			w = append(w, math.Float32frombits(binary.LittleEndian.Uint32(rest[i:])))
+		for i := 0; i < len(rest); i += wb {
+			w = append(w, c.Weights.Get(rest[i:]))
 		}
 		return dst, w, nil
 	}
@@ -161,11 +161,6 @@ func (c EntryCodec) UnpackList(b []byte, degree uint32, dst []uint32, w []float3
 		return dst, w, errors.Errorf("csr: a packed list of %d edges is %d bytes; its code takes %d", degree, len(b), n)
 	}
 	return dst, w, nil
-}
-
-// appendFloat32 appends a weight as a packed list stores it.
-func appendFloat32(b []byte, x float32) []byte {
-	return binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
 }
 
 // gapMask keeps a gap's 1–4 bytes of a little-endian word (read only).

@@ -59,26 +59,36 @@ func TestPackRoundTrip(t *testing.T) {
 }
 
 func TestUnpackListWeighted(t *testing.T) {
-	c := EntryCodec{Size: 32, Chunks: 2, Weighted: true, Packed: true}
 	ids := []uint32{3, 9, 1000, 1 << 30}
-	w := []float32{0.5, 1, 2, 0.25}
-	b := AppendPacked(nil, ids)
-	for _, x := range w {
-		b = appendFloat32(b, x)
-	}
-	if uint64(len(b)) != c.packedSize(ids) {
-		t.Fatalf("size %d, packedSize %d", len(b), c.packedSize(ids))
-	}
-	gi, gw, err := c.UnpackList(b, 4, nil, nil)
-	if err != nil || !slices.Equal(gi, ids) || !slices.Equal(gw, w) {
-		t.Fatalf("got %v %v %v", gi, gw, err)
-	}
-	if _, _, err := c.UnpackList(b[:len(b)-1], 4, nil, nil); err == nil {
-		t.Fatal("a short weight: no error")
-	}
-	c.Weighted = false
-	if _, _, err := c.UnpackList(b, 4, nil, nil); err == nil {
-		t.Fatal("bytes after the ids of an unweighted list: no error")
+	for _, tc := range []struct {
+		code WeightCode
+		w    []float32
+	}{
+		{WeightFloat32, []float32{0.5, 1, 2, 0.25}},
+		{WeightUint16, []float32{0, 1, 65535, 300}},
+		{WeightUint8, []float32{0, 1, 255, 17}},
+	} {
+		t.Run(tc.code.String(), func(t *testing.T) {
+			c := EntryCodec{Size: 32, Chunks: 2, Weighted: true, Packed: true, Weights: tc.code}
+			b := AppendPacked(nil, ids)
+			for _, x := range tc.w {
+				b = tc.code.Append(b, float64(x))
+			}
+			if uint64(len(b)) != c.packedSize(ids) {
+				t.Fatalf("size %d, packedSize %d", len(b), c.packedSize(ids))
+			}
+			gi, gw, err := c.UnpackList(b, 4, nil, nil)
+			if err != nil || !slices.Equal(gi, ids) || !slices.Equal(gw, tc.w) {
+				t.Fatalf("got %v %v %v", gi, gw, err)
+			}
+			if _, _, err := c.UnpackList(b[:len(b)-1], 4, nil, nil); err == nil {
+				t.Fatal("a short weight: no error")
+			}
+			c.Weighted = false
+			if _, _, err := c.UnpackList(b, 4, nil, nil); err == nil {
+				t.Fatal("bytes after the ids of an unweighted list: no error")
+			}
+		})
 	}
 }
 

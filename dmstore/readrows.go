@@ -3,7 +3,6 @@ package dmstore
 import (
 	"encoding/binary"
 	"github.com/dmg-hpc/dmg/csr"
-	"math"
 
 	"github.com/pkg/errors"
 
@@ -127,7 +126,7 @@ func (l *Layout) decodeBatch(g *csr.Graph, b Batch, idx, edges []byte, region ui
 			r := body[i*rec:]
 			g.Dst = append(g.Dst, binary.LittleEndian.Uint32(r))
 			if l.Weighted {
-				g.Weights = append(g.Weights, float64(math.Float32frombits(binary.LittleEndian.Uint32(r[4:]))))
+				g.Weights = append(g.Weights, float64(l.Codec.Weights.Get(r[4:])))
 			}
 		}
 		// The segment lengths must match the list.

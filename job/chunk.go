@@ -26,9 +26,14 @@ type chunkFacts struct {
 	edges   uint64   // the chunk's out-edges
 	degrees []uint32 // out-degree of each vertex of the chunk
 	// out and in are the chunk's sizes in the layouts of the out-rows
-	// and of the in-rows (none when the share has no in-rows).
-	out, in  dmstore.ChunkSizes
+	// and of the in-rows (none when the share has no in-rows), by the
+	// code the layouts store weights in: measured for every code up to
+	// weights (the graph's code, which the CNs agree on, is one of them).
+	out, in  [len(dmstore.WeightCodes)]dmstore.ChunkSizes
 	weighted bool
+	// weights is the narrowest code that holds the chunk's weights
+	// (dmstore.NarrowestWeights; WeightFloat32 for an unweighted graph).
+	weights dmstore.WeightCode
 }
 
 // layoutConfigs are the configurations of the out-rows' layout and of
@@ -64,9 +69,15 @@ func measure(w *spmd.World, cfg *Config, alg algo.Algorithm, sh *csr.Share, chun
 	k := w.Index
 	lo, hi := chunks[k], chunks[k+1]
 	ocfg, icfg := layoutConfigs(w, cfg, chunks)
-	f := chunkFacts{degrees: mem.Uint32s(int(hi - lo))}
+	f := chunkFacts{degrees: mem.Uint32s(int(hi - lo)), weights: dmstore.WeightUint8}
 	err := eachWindow(sh, func(g, in *csr.Graph, a, b uint32) error {
 		f.weighted = g.Weights != nil
+		if f.weighted {
+			f.weights = windowWeights(f.weights, g, a, b)
+			if in != nil && in != g {
+				f.weights = windowWeights(f.weights, in, a, b)
+			}
+		}
 		if alg.NonNegativeWeights {
 			if err := nonNegative(g, a, b, alg.Name, cfg.Graph); err != nil {
 				return err
@@ -77,20 +88,51 @@ func measure(w *spmd.World, cfg *Config, alg algo.Algorithm, sh *csr.Share, chun
 			f.degrees[v-lo] = uint32(d)
 			f.edges += d
 		}
-		s, err := dmstore.SizeRange(g, ocfg, k, a, b)
-		if err != nil {
-			return err
-		}
-		f.out.Add(s)
-		if in != nil && in != g {
-			if s, err = dmstore.SizeRange(in, icfg, k, a, b); err != nil {
+		// The sizes for every code the graph may take: the CNs agree on
+		// the code only once each has seen all its weights.
+		for c := dmstore.WeightFloat32; c <= f.weights; c++ {
+			ocfg.Weights, icfg.Weights = c, c
+			s, err := dmstore.SizeRange(g, ocfg, k, a, b)
+			if err != nil {
 				return err
 			}
-			f.in.Add(s)
+			f.out[c].Add(s)
+			if in != nil && in != g {
+				if s, err = dmstore.SizeRange(in, icfg, k, a, b); err != nil {
+					return err
+				}
+				f.in[c].Add(s)
+			}
+			if !f.weighted {
+				break
+			}
 		}
 		return nil
 	})
+	if !f.weighted {
+		f.weights = dmstore.WeightFloat32
+	}
 	return f, err
+}
+
+// windowWeights narrows code to hold the weights of g's rows [lo, hi).
+func windowWeights(code dmstore.WeightCode, g *csr.Graph, lo, hi uint32) dmstore.WeightCode {
+	return dmstore.NarrowestWeights(code, g.Weights[g.Off(lo):g.Off(hi)])
+}
+
+// agreeChunks is what every rank learns of the CNs' chunks from their
+// facts: the most out-edges of one chunk, and the code the graph's
+// weights are stored in, the least of the chunks' (collective; an MN
+// gives nothing).
+func agreeChunks(w *spmd.World, f *chunkFacts) (maxEdges uint64, weights dmstore.WeightCode, err error) {
+	most := []int64{0, 0}
+	if w.Role == spmd.CN {
+		most = []int64{int64(f.edges), int64(dmstore.WeightUint8 - f.weights)}
+	}
+	if err := w.Comm.AllReduceInt64(most, spmd.Max); err != nil {
+		return 0, 0, err
+	}
+	return uint64(most[0]), dmstore.WeightUint8 - dmstore.WeightCode(most[1]), nil
 }
 
 // nonNegative checks the weights of g's rows [lo, hi).

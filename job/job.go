@@ -138,9 +138,13 @@ type Outcome struct {
 	InPlaceShare float64 // vertices whose edges sit in their index entry
 	// IndexBytes and ListBytes are the graph's index entries and
 	// out-of-place edge lists on DM, both layouts; Packed: lists are
-	// packed (dmstore.LayoutConfig.Packed).
+	// packed (dmstore.LayoutConfig.Packed). Weights is how a weighted
+	// graph's weights are stored ("": unweighted), RecordBytes the size
+	// of an out-of-place edge record.
 	IndexBytes, ListBytes uint64
 	Packed                bool
+	Weights               string
+	RecordBytes           int
 	Load                  *dmstore.LoadReport // this CN's loading
 	// StagedBytes is the most staging memory the CNs' staged read of a
 	// generator or a text edge list held in DM at once (csr.OpenStaged);
@@ -241,6 +245,10 @@ type layouts struct {
 func (l layouts) describe(out *Outcome) {
 	out.InPlaceShare = l.Out.InPlaceShare()
 	out.IndexBytes, out.ListBytes, out.Packed = 0, 0, l.packed()
+	out.RecordBytes = l.Out.Codec.RecordBytes()
+	if out.Weights = ""; l.Out.Weighted {
+		out.Weights = l.Out.Codec.Weights.String()
+	}
 	for _, x := range []*dmstore.Layout{l.Out, l.In} {
 		if x == nil {
 			continue
@@ -270,6 +278,7 @@ func (l layouts) last() *dmstore.Layout {
 func planLayouts(w *spmd.World, cfg *Config, shape jobShape, f *chunkFacts, hasIn bool, chunks []uint32, base []uint64) (layouts, error) {
 	lcfg, icfg := layoutConfigs(w, cfg, chunks)
 	lcfg.Base = base
+	lcfg.Weights, icfg.Weights = shape.Weights, shape.Weights
 	var l layouts
 	var err error
 	reserve := uint64(0)
@@ -279,7 +288,7 @@ func planLayouts(w *spmd.World, cfg *Config, shape jobShape, f *chunkFacts, hasI
 	if !hasIn {
 		lcfg.Reserve = reserve
 	}
-	l.Out, err = planOne(w, f.out, lcfg, shape.Vertices, shape.Edges, f.weighted)
+	l.Out, err = planOne(w, f.out[shape.Weights], lcfg, shape.Vertices, shape.Edges, f.weighted)
 	if err = planFailed(w, err); err != nil {
 		return l, err
 	}
@@ -291,7 +300,7 @@ func planLayouts(w *spmd.World, cfg *Config, shape jobShape, f *chunkFacts, hasI
 				icfg.Base[m] = u.End
 			}
 		}
-		l.In, err = planOne(w, f.in, icfg, shape.Vertices, shape.Edges, f.weighted)
+		l.In, err = planOne(w, f.in[shape.Weights], icfg, shape.Vertices, shape.Edges, f.weighted)
 		if err = planFailed(w, err); err != nil {
 			return l, err
 		}
@@ -408,6 +417,8 @@ type jobShape struct {
 	Multiset, Triangles bool
 	// MaxChunkEdges is the most out-edges of one CN's chunk.
 	MaxChunkEdges uint64
+	// Weights is the code the layouts store the graph's weights in.
+	Weights dmstore.WeightCode
 }
 
 // shareShape sends CN 0's program to every rank (the other CNs check that
@@ -431,17 +442,14 @@ func shareShape(w *spmd.World, mine programSpec, sh *csr.Share, f *chunkFacts, m
 	if err := w.Comm.AllReduceInt64(sums, spmd.Sum); err != nil {
 		return jobShape{}, err
 	}
-	most := []int64{0}
-	if w.Role == spmd.CN {
-		most[0] = int64(f.edges)
-	}
-	if err := w.Comm.AllReduceInt64(most, spmd.Max); err != nil {
+	most, weights, err := agreeChunks(w, f)
+	if err != nil {
 		return jobShape{}, err
 	}
 	if w.Rank() == 0 {
 		meta.DroppedSelfLoops, meta.DroppedDuplicates = uint64(sums[1]), uint64(sums[2])
 	}
-	return jobShape{Spec: spec, Vertices: uint64(sums[3]), Edges: uint64(sums[0]), MaxChunkEdges: uint64(most[0]), Senders: int(sums[4])}, nil
+	return jobShape{Spec: spec, Vertices: uint64(sums[3]), Edges: uint64(sums[0]), MaxChunkEdges: most, Senders: int(sums[4]), Weights: weights}, nil
 }
 
 // gatherJSON gathers v from the ranks that contribute (the CNs, in CN

@@ -41,11 +41,11 @@ func recut(w *spmd.World, cfg *Config, alg algo.Algorithm, src *stored, srcAux p
 	if err := agree(err); err != nil {
 		return nil, none, err
 	}
-	most := []int64{int64(facts.edges)}
-	if err := w.Comm.AllReduceInt64(most, spmd.Max); err != nil {
+	most, weights, err := agreeChunks(w, &facts)
+	if err != nil {
 		return nil, none, agree(err)
 	}
-	shape := jobShape{Vertices: src.Vertices, Edges: src.Edges, MaxChunkEdges: uint64(most[0])}
+	shape := jobShape{Vertices: src.Vertices, Edges: src.Edges, MaxChunkEdges: most, Weights: weights}
 	hasIn := src.Layouts.In != nil
 	// The view's slot, which rank 0 claimed when it took the graph
 	// (poolRun.cutOrWait); the other ranks' catalogue calls are no-ops.

@@ -461,6 +461,14 @@ func oneLine(t *testing.T, what, stderr, want string) {
 // edges, which CDLP (a multigraph kernel) accepts from the pool.
 func undirectedWEL(t *testing.T) string {
 	t.Helper()
+	return undirectedWELOf(t, 0)
+}
+
+// undirectedWELOf is undirectedWEL with integer weights 1..most when most
+// > 0 (the weights in (0, 1] scaled and rounded up), which the layouts
+// store in one or two bytes.
+func undirectedWELOf(t *testing.T, most int) string {
+	t.Helper()
 	g, _, err := csr.Open("kron:12", csr.Options{Undirected: true, Weighted: true, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -469,12 +477,16 @@ func undirectedWEL(t *testing.T) string {
 	for v := range g.N {
 		ws := g.EdgeWeights(v)
 		for i, d := range g.Neighbors(v) {
+			w := ws[i]
+			if most > 0 {
+				w = math.Ceil(w * float64(most))
+			}
 			if v <= d {
-				fmt.Fprintf(&b, "%d %d %s\n", v, d, strconv.FormatFloat(ws[i], 'g', -1, 64))
+				fmt.Fprintf(&b, "%d %d %s\n", v, d, strconv.FormatFloat(w, 'g', -1, 64))
 			}
 		}
 	}
-	path := filepath.Join(t.TempDir(), "k12u.wel")
+	path := filepath.Join(t.TempDir(), fmt.Sprintf("k12u-%d.wel", most))
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -489,7 +501,7 @@ func TestPoolKernels(t *testing.T) {
 	if testing.Short() {
 		t.Skip("mpirun integration test")
 	}
-	wel := undirectedWEL(t)
+	wel := undirectedWELOf(t, 255) // stored in one byte a weight
 	graphs := []struct {
 		name  string
 		graph []string
@@ -1162,7 +1174,7 @@ func TestPoolRecut(t *testing.T) {
 		t.Skip("mpirun integration test")
 	}
 	s := startServe(t, 2)
-	wel := undirectedWEL(t)
+	wel := undirectedWELOf(t, 60000) // two bytes a weight, in the pool and in the re-cut
 	graphs := []struct {
 		name  string
 		graph []string

@@ -663,10 +663,14 @@ type runReport struct {
 	ValRDApply      string       `json:"valrd_apply"`
 	InPlaceShare    float64      `json:"in_place_share"`
 	// The graph on DM, both layouts: index entries and out-of-place
-	// lists; Packed: lists packed (--compress; else 4-byte records).
+	// lists; Packed: lists packed (--compress; else records of a 4-byte
+	// id and the weight); DMWeights: the weights' code on DM (float32,
+	// uint16 or uint8: the narrowest that holds every weight exactly).
 	DMIndexBytes uint64 `json:"dm_index_bytes"`
 	DMListBytes  uint64 `json:"dm_list_bytes"`
 	Packed       bool   `json:"packed"`
+	DMWeights    string `json:"dm_weights,omitempty"`
+	DMRecord     int    `json:"dm_record_bytes"`
 	NICProfile   string `json:"nic_profile"`
 	Verified     bool   `json:"verified"`
 	// VerifiedBySample says what a sampled check checked, where the whole
@@ -764,7 +768,8 @@ func newRunReport(j *Job, out *job.Outcome) *runReport {
 		r.AtomicsPerEdge = float64(c.Atomics()) / float64(edges)
 	}
 	r.Updates, r.ValRDApply, r.InPlaceShare = out.Result.Updates, out.Result.ValRDApply, out.InPlaceShare
-	r.DMIndexBytes, r.DMListBytes, r.Packed = out.IndexBytes, out.ListBytes, out.Packed
+	r.DMIndexBytes, r.DMListBytes, r.Packed, r.DMWeights = out.IndexBytes, out.ListBytes, out.Packed, out.Weights
+	r.DMRecord = out.RecordBytes
 	r.CNCacheBytesMax, r.KeptEntries, r.KeptBytesMax = out.Result.MaxCacheBytes, out.Result.KeptEntries, out.Result.MaxKeptBytes
 	r.CNPeakRSSBytes, r.MNPeakRSSBytes = out.Result.PeakRSSCN, out.Result.PeakRSSMN
 	r.CNMemBytes = out.CNMem
@@ -882,9 +887,12 @@ func (r *runReport) print(j *Job) {
 	}
 	fmt.Fprintf(w, "memory: CN cache %s max per CN%s; MN used/pool %s%s\n", hb(r.CNCacheBytesMax), keptEntries(r.KeptEntries, r.Graph.Vertices, r.KeptBytesMax), strings.Join(pools, ", "), rss)
 	if r.Graph.Edges > 0 && r.DMIndexBytes > 0 {
-		lists := "lists as 4-byte records"
+		lists := fmt.Sprintf("lists as %d-byte records", r.DMRecord)
 		if r.Packed {
 			lists = "lists packed, --compress"
+		}
+		if r.DMWeights != "" {
+			lists += ", " + r.DMWeights + " weights"
 		}
 		e := float64(r.Graph.Edges)
 		fmt.Fprintf(w, "store: %.2f B per edge on DM: index %.2f, lists %.2f (%s); %.1f%% of vertices in place\n",

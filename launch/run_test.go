@@ -20,19 +20,24 @@ import (
 
 // Each kernel on generated graphs, under mpirun over shm, agrees with its
 // serial verifier (--verify fails the run otherwise): BC from one source
-// and from several.
+// and from several; integer weights, stored in one and two bytes.
 func TestKronVerified(t *testing.T) {
 	five := []string{"pagerank", "bfs", "wcc", "sssp", "lcc"}
+	w8, w16 := undirectedWELOf(t, 255), undirectedWELOf(t, 60000)
 	for _, tc := range []struct {
 		graph string
 		extra []string
 		algos []string
+		store string // in the store line
 	}{
-		{"kron:14", nil, five}, {"kron:12", []string{"--weighted"}, five}, {"kron:14", []string{"--refrd-puller", "--refrd-min", "4"}, five},
-		{"kron:12", nil, []string{"tc", "bc"}}, {"kron:12", []string{"--source", "0,3,9,4000"}, []string{"bc"}},
+		{"kron:14", nil, five, ""}, {"kron:12", []string{"--weighted"}, five, "float32 weights"},
+		{"kron:14", []string{"--refrd-puller", "--refrd-min", "4"}, five, ""},
+		{"kron:12", nil, []string{"tc", "bc"}, ""}, {"kron:12", []string{"--source", "0,3,9,4000"}, []string{"bc"}, ""},
+		{w8, []string{"--weighted"}, []string{"sssp"}, "lists as 5-byte records, uint8 weights"},
+		{w16, []string{"--weighted", "--compress"}, []string{"sssp"}, "uint16 weights"},
 	} {
 		for _, a := range tc.algos {
-			t.Run(tc.graph+"/"+a+strings.Join(tc.extra, ""), func(t *testing.T) {
+			t.Run(filepath.Base(tc.graph)+"/"+a+strings.Join(tc.extra, ""), func(t *testing.T) {
 				args := append([]string{"--roles", "cn:2,mn:2", "run", "--algo", a, "--graph", tc.graph, "--verify"}, tc.extra...)
 				res := mpitest.Exec(t, 4, nil, dmgBin(t), args...)
 				if res.ExitCode != 0 {
@@ -40,6 +45,9 @@ func TestKronVerified(t *testing.T) {
 				}
 				if !strings.Contains(res.Stdout, "verified: the serial verifier accepts the result") {
 					t.Fatalf("no verification line:\n%s", res.Stdout)
+				}
+				if a == "sssp" && !strings.Contains(res.Stdout, tc.store) {
+					t.Fatalf("the store line does not say %q:\n%s", tc.store, res.Stdout)
 				}
 			})
 		}

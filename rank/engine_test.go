@@ -1,6 +1,7 @@
 package rank_test
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -160,6 +161,13 @@ func referencePhase(g *csr.Graph, p algo.Program, prev []uint64) ([]uint64, []ui
 // weights in (0, 1].
 func randomGraph(t testing.TB, dir string, seed uint64, n, m int) string {
 	t.Helper()
+	return randomGraphWeights(t, dir, seed, n, m, 0)
+}
+
+// randomGraphWeights is randomGraph with integer weights 0..maxWeight
+// when maxWeight > 0 (which the layouts store in one or two bytes).
+func randomGraphWeights(t testing.TB, dir string, seed uint64, n, m, maxWeight int) string {
+	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 7))
 	pick := func() int {
 		// Skewed: small ranks much more often; ranks map to ids by a
@@ -172,6 +180,10 @@ func randomGraph(t testing.TB, dir string, seed uint64, n, m int) string {
 	id := func(i int) uint64 { return uint64(perm[i%live])*7 + 3 }
 	var b strings.Builder
 	write := func(u, v int) {
+		if maxWeight > 0 {
+			fmt.Fprintf(&b, "%d %d %d\n", id(u), id(v), r.IntN(maxWeight+1))
+			return
+		}
 		fmt.Fprintf(&b, "%d %d %.6f\n", id(u), id(v), 0.001+r.Float64())
 	}
 	for range m {
@@ -199,7 +211,7 @@ func randomGraph(t testing.TB, dir string, seed uint64, n, m int) string {
 	for i := live; i < n; i++ {
 		fmt.Fprintf(&b, "%d %d 1\n", uint64(perm[i])*7+3, uint64(perm[i])*7+3)
 	}
-	path := filepath.Join(dir, fmt.Sprintf("g%d.wel", seed))
+	path := filepath.Join(dir, fmt.Sprintf("g%d-%d.wel", seed, maxWeight))
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -312,6 +324,10 @@ type variant struct {
 	layout   dmstore.LayoutConfig
 	rowBytes int64 // job.Config.RowBytes
 	packed   bool  // job.Config.Packed
+	// maxWeight > 0: the graph's weights are integers up to it, and a
+	// weighted kernel's layouts store them as weights says.
+	maxWeight int
+	weights   string
 }
 
 func variants() []variant {
@@ -375,6 +391,16 @@ func variants() []variant {
 		{name: "packed-all-sparse", packed: true, engine: rank.Config{DenseDivisor: 1e-9}},
 		{name: "packed-refrd-all", packed: true, engine: rank.Config{RefRDMin: 1, NoValuePull: true}},
 		{name: "packed-entry-16-windowed", packed: true, layout: dmstore.LayoutConfig{EntrySize: 16, BatchVertices: 16}, rowBytes: 2048},
+		// Integer weights in one or two bytes (dmstore.WeightCode): more
+		// edges in place, 5- and 6-byte records, by every path.
+		{name: "weights-uint8", maxWeight: 255, weights: "uint8"},
+		{name: "weights-uint16", maxWeight: 65535, weights: "uint16"},
+		{name: "weights-uint8-sparse-windowed", maxWeight: 255, weights: "uint8", engine: rank.Config{DenseDivisor: 1e-9}, layout: dmstore.LayoutConfig{BatchVertices: 16}, rowBytes: 2048},
+		{name: "weights-uint8-refrd-hubs", maxWeight: 255, weights: "uint8", engine: rank.Config{RefRDMin: 1, NoValuePull: true, HubDegree: 5, Workers: 3, Batch: 7}},
+		{name: "weights-uint8-value-pull", maxWeight: 255, weights: "uint8", engine: rank.Config{ValuePullDivisor: 1e12, NoBottomUp: true, HubDegree: 5, Workers: 3, Batch: 5}},
+		{name: "weights-uint16-packed", maxWeight: 65535, weights: "uint16", packed: true},
+		{name: "weights-uint8-naive", maxWeight: 255, weights: "uint8", engine: rank.Config{Mode: rank.ModeNaive}},
+		{name: "weights-uint8-famgraph", maxWeight: 255, weights: "uint8", engine: rank.Config{Mode: rank.ModeFAMGraph}},
 	}...)
 }
 
@@ -431,6 +457,9 @@ func check(t *testing.T, path string, roles spmd.Roles, k kernelCase, v variant)
 	out := runJob(t, roles, cfg)
 	if out.Packed != v.packed {
 		t.Fatalf("%s in variant %s: lists packed %v, want %v", k.name, v.name, out.Packed, v.packed)
+	}
+	if want := cmp.Or(v.weights, "float32"); out.Graph.Weights != nil && out.Weights != want {
+		t.Fatalf("%s in variant %s: weights stored as %q, want %q", k.name, v.name, out.Weights, want)
 	}
 	if v.rowBytes > 0 && out.Load.Windows < 2 {
 		t.Fatalf("CN 0 loaded its share in %d windows with %d bytes of rows at once; want several", out.Load.Windows, v.rowBytes)
@@ -507,7 +536,12 @@ func TestEngineAgreesWithReference(t *testing.T) {
 // Every kernel in every mode and ablation, on layouts with several CNs.
 func TestEngineVariants(t *testing.T) {
 	dir := t.TempDir()
-	path := randomGraph(t, dir, 3, 250, 1800)
+	paths := map[int]string{}
+	for _, v := range variants() {
+		if paths[v.maxWeight] == "" {
+			paths[v.maxWeight] = randomGraphWeights(t, dir, 3, 250, 1800, v.maxWeight)
+		}
+	}
 	layouts := []spmd.Roles{{CN: 2, MN: 1}, {CN: 3, MN: 2}}
 	if testing.Short() {
 		layouts = layouts[1:]
@@ -523,7 +557,7 @@ func TestEngineVariants(t *testing.T) {
 					continue
 				}
 				t.Run(fmt.Sprintf("%s/%s/%s", roles, v.name, k.name), func(t *testing.T) {
-					check(t, path, roles, k, v)
+					check(t, paths[v.maxWeight], roles, k, v)
 				})
 			}
 		}

@@ -5,10 +5,13 @@ import (
 	"math"
 	"slices"
 	"unsafe"
+
+	"github.com/dmg-hpc/dmg/dmstore"
 )
 
-// Edge records on DM (csr's layout): a little-endian uint32 destination,
-// followed on weighted graphs by its float32 weight.
+// Edge records on DM (dmstore's layout): a little-endian uint32
+// destination, followed on weighted graphs by its weight in the layout's
+// code (dmstore.WeightCode), which the record's size tells.
 
 // littleEndian says this machine stores words as DM does, so unweighted
 // records can be read in place.
@@ -41,9 +44,17 @@ func DecodeRecords(b []byte, rec int, weighted bool, dst []uint32, w []float32) 
 		}
 		return dst, w
 	}
+	code, _ := dmstore.WeightCodeOfRecord(rec)
+	if code == dmstore.WeightUint8 { // the common integer weights, unrolled
+		for i := range out {
+			r := b[i*5 : i*5+5]
+			out[i], ws[i] = binary.LittleEndian.Uint32(r), float32(r[4])
+		}
+		return dst, w
+	}
 	for i := range out {
 		out[i] = binary.LittleEndian.Uint32(b[i*rec:])
-		ws[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[i*rec+4:]))
+		ws[i] = code.Get(b[i*rec+4:])
 	}
 	return dst, w
 }
