@@ -8,6 +8,8 @@
 //     list and its size);
 //   - pack.go is the packed list's code (LayoutConfig.Packed: sorted ids
 //     as gaps in a group varint code, about 2 bytes per edge);
+//   - weights.go is how weights are stored (LayoutConfig.Weights: float32,
+//     or an integer of 2 or 1 bytes when every weight of the graph is one);
 //   - layout.go plans where every piece goes (Plan, PlanSizes: pure and
 //     deterministic, so every rank computes the same plan) and checks
 //     capacity. A layout starts at offset 0 of every MN's pool, or at
