@@ -625,7 +625,9 @@ type runReport struct {
 		Load      float64 `json:"load_s"`
 		Partition float64 `json:"partition_s"`
 		Compute   float64 `json:"compute_s"`
-		Total     float64 `json:"total_s"`
+		// Setup is the part of Compute before the first iteration.
+		Setup float64 `json:"setup_s"`
+		Total float64 `json:"total_s"`
 	} `json:"times"`
 	// Pool is the served pool's graph the job ran on (--pool-file);
 	// Times.Load is then the attach.
@@ -741,6 +743,9 @@ func newRunReport(j *Job, out *job.Outcome) *runReport {
 	r.Roles.CN, r.Roles.MN = j.Roles.CN, len(out.MNPool)
 	r.Workers = out.Workers
 	r.Times.Load, r.Times.Partition, r.Times.Compute = out.LoadS, out.PartS, out.ComputeS
+	if out.Result != nil {
+		r.Times.Setup = out.Result.SetupSeconds
+	}
 	if out.Pooled != "" {
 		r.Pool = &poolRef{Name: out.Pooled, Recut: out.Recut, ResumedAt: out.Result.StartedAt,
 			Checkpoints: out.Result.Checkpoints, CheckpointS: out.Result.CheckpointSeconds}

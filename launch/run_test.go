@@ -139,6 +139,19 @@ func TestRunOutputs(t *testing.T) {
 			t.Errorf("JSON report lacks %s", key)
 		}
 	}
+	// The set-up before the first iteration is part of the compute time.
+	var r struct {
+		Times struct {
+			Compute float64 `json:"compute_s"`
+			Setup   float64 `json:"setup_s"`
+		} `json:"times"`
+	}
+	if err := json.Unmarshal(j, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Times.Setup <= 0 || r.Times.Setup > r.Times.Compute {
+		t.Errorf("set-up %gs of a compute of %gs", r.Times.Setup, r.Times.Compute)
+	}
 }
 
 // `--json -` puts the JSON alone on stdout (a parser reads it whole) and

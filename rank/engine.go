@@ -293,6 +293,7 @@ func runProgram(w *spmd.World, net verbs.Network, st *Store, eps []verbs.Endpoin
 	if err != nil {
 		return nil, err
 	}
+	res.SetupSeconds = time.Since(start).Seconds()
 	e.stats.prev = sums
 	maxIter := e.spec.Iterations
 	if maxIter == 0 {

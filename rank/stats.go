@@ -71,6 +71,10 @@ type Result struct {
 	// MaxKeptBytes the largest CN's room for them.
 	KeptEntries, MaxKeptBytes uint64
 	ComputeSeconds            float64
+	// SetupSeconds is the part of ComputeSeconds before the first
+	// iteration: the vertex state made and written to DM, the first
+	// boundary.
+	SetupSeconds float64
 	// ModeledSeconds is the sum of the iterations' modelled fabric time.
 	ModeledSeconds float64
 	// Updates sums the iterations' update paths over the job.
@@ -111,6 +115,7 @@ func (r *Result) add(next *Result) {
 	r.CacheBytes, r.MaxCacheBytes = max(r.CacheBytes, next.CacheBytes), max(r.MaxCacheBytes, next.MaxCacheBytes)
 	r.KeptEntries, r.MaxKeptBytes = max(r.KeptEntries, next.KeptEntries), max(r.MaxKeptBytes, next.MaxKeptBytes)
 	r.ComputeSeconds += next.ComputeSeconds
+	r.SetupSeconds += next.SetupSeconds
 	r.ModeledSeconds += next.ModeledSeconds
 	r.Updates.Add(next.Updates)
 	r.ValRDApply = next.ValRDApply
