@@ -128,6 +128,7 @@ type dmgFetcher struct {
 	run      gatherRun
 	hs       []int // the merger's handle of each gathered run
 	join     []byte
+	kept     []part // fetchKept's list of each vertex
 }
 
 // side is the buffers of one adjacency (out or in) for a task.
@@ -208,6 +209,9 @@ func (f *dmgFetcher) bytes(p part) []byte {
 }
 
 func (f *dmgFetcher) fetch(t balance.Task) error {
+	if done, err := f.fetchKept(t); done || err != nil {
+		return err
+	}
 	e := f.wk.e
 	sp := e.span(t)
 	n := sp.n
