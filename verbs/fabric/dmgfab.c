@@ -294,9 +294,16 @@ static int reg(dmg_fab *f, struct fid_ep *ep, void *buf, size_t len, uint64_t ac
 // the TLB less. The advice is only advice; without THP nothing changes.
 #define HUGE_PAGE (2u << 20)
 
+// huge_ok is hugemem.Advised(), set once before any allocation
+// (dmg_set_huge): where a huge page is new host memory at every first
+// touch, the advice costs more than it saves.
+static int huge_ok = 1;
+
+void dmg_set_huge(int on) { huge_ok = on; }
+
 static void advise_huge(void *p, size_t len) {
 #ifdef MADV_HUGEPAGE
-	if (len >= HUGE_PAGE) madvise(p, len, MADV_HUGEPAGE);
+	if (huge_ok && len >= HUGE_PAGE) madvise(p, len, MADV_HUGEPAGE);
 #endif
 }
 

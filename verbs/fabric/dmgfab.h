@@ -35,6 +35,7 @@ typedef struct dmg_mn dmg_mn;
 int dmg_fab_open(const char *prov, dmg_fab **out, char *err, size_t errlen);
 // Sets how this process's shm endpoint regions are named (at most 95 bytes).
 void dmg_set_shm_prefix(const char *p);
+void dmg_set_huge(int on);
 void dmg_fab_close(dmg_fab *f);
 // Makes every endpoint's post and wait return -FI_ECANCELED before its
 // next provider call (a process about to end).

@@ -19,6 +19,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/dmg-hpc/dmg/hugemem"
 	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/dmg-hpc/dmg/verbs"
 )
@@ -259,6 +260,7 @@ func (n *Network) Addrs() []verbs.PoolAddr { return n.addrs }
 func (n *Network) ProviderName() string { return n.asked }
 
 func (n *Network) openLocal(prov string) error {
+	setHugePages()
 	if prov == "shm" { // a job's own or an attached job's CNs alike
 		verbs.RemoveStale(verbs.ShmDir)
 		if err := setShmPrefix(); err != nil {
@@ -740,4 +742,14 @@ func setShmPrefix() error {
 	defer C.free(unsafe.Pointer(cs))
 	C.dmg_set_shm_prefix(cs)
 	return nil
+}
+
+// setHugePages tells the C side whether large registered memory is advised
+// for huge pages (hugemem.Advised).
+func setHugePages() {
+	on := C.int(0)
+	if hugemem.Advised() {
+		on = 1
+	}
+	C.dmg_set_huge(on)
 }
