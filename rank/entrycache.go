@@ -3,6 +3,7 @@ package rank
 import (
 	"github.com/dmg-hpc/dmg/dmstore"
 	"github.com/dmg-hpc/dmg/hugemem"
+	"github.com/dmg-hpc/dmg/verbs"
 )
 
 // entryCache is a CN's copy of index entries of its own chunk, one
@@ -63,6 +64,21 @@ func (c *entryCache) put(v uint32, b []byte) {
 	}
 }
 
+// fill reads every entry the cache covers from layout l, in READs of a
+// few MiB (the chunk's index is contiguous on its MN).
+func (c *entryCache) fill(ep verbs.Endpoint, l *dmstore.Layout) error {
+	if c == nil {
+		return nil
+	}
+	if err := verbs.ReadBulk(ep, c.b[:len(c.have)*c.size], l.EntryAddr(c.lo)); err != nil {
+		return err
+	}
+	for i := range c.have {
+		c.have[i] = true
+	}
+	return nil
+}
+
 // bytes is what the cache holds room for.
 func (c *entryCache) bytes() uint64 {
 	if c == nil {
@@ -92,6 +108,22 @@ func (e *engine) entryCaches() [2]*entryCache {
 		}
 	}
 	return e.ecache
+}
+
+// prefillEntries fills the entry cache of the side the dense iterations
+// read first, the in-entries where the kernel pulls over an in-layout,
+// else the out-entries, with one bulk read at set-up: the first dense
+// iteration then finds them kept, as every later one does, instead of
+// reading them task by task, a round trip each, and copying them in. The
+// other side's fill as its tasks read them.
+func (e *engine) prefillEntries(ep verbs.Endpoint) error {
+	if !e.ecacheMade {
+		return nil
+	}
+	if e.st.In != nil && e.mode.pulls(&e.cfg, e.spec) {
+		return e.ecache[1].fill(ep, e.st.In)
+	}
+	return e.ecache[0].fill(ep, e.st.Out)
 }
 
 // keptEntries is how many of the chunk's vertices the entry caches keep

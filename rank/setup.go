@@ -103,6 +103,9 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 			return err
 		}
 	}
+	if err := e.prefillEntries(ep); err != nil {
+		return err
+	}
 	if err := e.io.write(e.st, ep, attrValue, e.lo, e.val); err != nil {
 		return err
 	}
