@@ -343,6 +343,21 @@ func (c EntryCodec) OverflowTable(segs []uint32) []byte {
 	return t
 }
 
+// PeekEntry reads the header of the entry at b: its kind and degree, and
+// for an entry out of place (every kind but InPlace) its list's address.
+// It checks nothing; Decode does.
+func PeekEntry(b []byte) (kind EntryKind, degree uint32, addr uint64) {
+	h := binary.LittleEndian.Uint32(b)
+	if kind, degree = EntryKind(h&3), h>>2; kind != InPlace {
+		addr = binary.LittleEndian.Uint64(b[4:])
+	}
+	return kind, degree, addr
+}
+
+// InPlaceIDs is the bytes of the degree destination ids of the in-place
+// entry at b.
+func InPlaceIDs(b []byte, degree uint32) []byte { return b[4 : 4+4*degree] }
+
 // Decode decodes the entry in b[:Size] into e, reusing e's slices. For an
 // Overflow entry the segment lengths are in the table: call DecodeTable.
 // It returns an error (never panics) on a malformed entry.
@@ -350,11 +365,9 @@ func (c EntryCodec) Decode(b []byte, e *Entry) error {
 	if len(b) < c.Size {
 		return errors.Errorf("csr: entry of %d bytes; expected %d", len(b), c.Size)
 	}
-	h := binary.LittleEndian.Uint32(b)
-	e.Kind = EntryKind(h & 3)
-	e.Degree = h >> 2
+	e.Kind, e.Degree, e.Addr = PeekEntry(b)
 	e.Dst, e.Weights, e.Segments = e.Dst[:0], e.Weights[:0], e.Segments[:0]
-	e.Addr, e.TableBytes, e.Bytes = 0, 0, 0
+	e.TableBytes, e.Bytes = 0, 0
 	switch e.Kind {
 	case InPlace:
 		k := c.InPlaceCap()
@@ -372,10 +385,8 @@ func (c EntryCodec) Decode(b []byte, e *Entry) error {
 		}
 		return nil
 	case OutOfPlace:
-		e.Addr = binary.LittleEndian.Uint64(b[4:])
 		return c.decodeSegs(b[12:c.Size], e)
 	case Overflow:
-		e.Addr = binary.LittleEndian.Uint64(b[4:])
 		e.TableBytes = binary.LittleEndian.Uint32(b[12:])
 		if e.TableBytes%4 != 0 || uint64(e.TableBytes) > 4*uint64(c.Chunks) {
 			return errors.Errorf("csr: overflow table of %d bytes; expected a multiple of 4 up to %d", e.TableBytes, 4*c.Chunks)
@@ -388,7 +399,6 @@ func (c EntryCodec) Decode(b []byte, e *Entry) error {
 		if !c.Packed {
 			return errors.New("csr: a packed index entry in a layout whose lists are not packed")
 		}
-		e.Addr = binary.LittleEndian.Uint64(b[4:])
 		e.Bytes = binary.LittleEndian.Uint32(b[12:])
 		return c.checkPackedSize(e.Degree, e.Bytes)
 	}

@@ -5,11 +5,11 @@ import "unsafe"
 // Arena holds large arrays for one owner and one phase: a CN's per-vertex
 // arrays (values, accumulators, contributions, the value pull's words)
 // for a job, a share reader's kept edges for a load. On Linux they are
-// anonymous mappings advised for transparent huge pages (arena_linux.go):
-// the first touch of each 2 MiB then costs one fault instead of 512, which
-// on a virtual machine is most of what a first iteration pays (about 12 µs
-// per 4 KiB page measured here), and the gathers' random reads miss the
-// TLB far less. Small arrays, and any mapping the system refuses, come from
+// anonymous mappings, advised for transparent huge pages where Advised
+// says that pays (arena_linux.go): the first touch of each 2 MiB then
+// costs one fault instead of 512, which on a fresh virtual machine was
+// most of what a first iteration paid (about 12 µs per 4 KiB page measured
+// here), and the gathers' random reads miss the TLB far less. Small arrays, and any mapping the system refuses, come from
 // the Go heap. Free releases the mappings; nothing may use the arrays
 // after it. The zero Arena is ready to use; it is not safe for concurrent
 // use.

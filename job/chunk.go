@@ -89,8 +89,13 @@ func measure(w *spmd.World, cfg *Config, alg algo.Algorithm, sh *csr.Share, chun
 			f.edges += d
 		}
 		// The sizes for every code the graph may take: the CNs agree on
-		// the code only once each has seen all its weights.
-		for c := dmstore.WeightFloat32; c <= f.weights; c++ {
+		// the code only once each has seen all its weights (an unweighted
+		// layout has one size, whatever the code).
+		last := f.weights
+		if !f.weighted {
+			last = dmstore.WeightFloat32
+		}
+		for c := dmstore.WeightFloat32; c <= last; c++ {
 			ocfg.Weights, icfg.Weights = c, c
 			s, err := dmstore.SizeRange(g, ocfg, k, a, b)
 			if err != nil {
@@ -102,9 +107,6 @@ func measure(w *spmd.World, cfg *Config, alg algo.Algorithm, sh *csr.Share, chun
 					return err
 				}
 				f.in[c].Add(s)
-			}
-			if !f.weighted {
-				break
 			}
 		}
 		return nil

@@ -128,7 +128,8 @@ type dmgFetcher struct {
 	run      gatherRun
 	hs       []int // the merger's handle of each gathered run
 	join     []byte
-	kept     []part // fetchKept's list of each vertex
+	kept     []part         // fetchKept's list of each vertex
+	inPlace  *dmstore.Entry // fetchKept's decoded weighted in-place entry
 }
 
 // side is the buffers of one adjacency (out or in) for a task.

@@ -10,7 +10,8 @@
 // |V|/C per CN, whatever the number of workers, plus 8 bytes per other
 // vertex where the value pull runs, plus the copies of the chunk's index
 // entries once read (entrycache.go; within a quarter of Config.CNMem).
-// The large arrays live on transparent huge pages (package hugemem). A
+// The large arrays come from package hugemem (on transparent huge pages
+// where hugemem.Advised says they pay). A
 // kernel with a multiset reduction (CDLP) adds a bag, a slot per edge end
 // of the chunk (bag.go), in place of the accumulators. A kernel that reads its neighbours'
 // adjacency (algo.Spec.Triangles: LCC, TC) runs the triangle operator

@@ -1,8 +1,6 @@
 package rank
 
 import (
-	"encoding/binary"
-
 	"github.com/pkg/errors"
 
 	"github.com/dmg-hpc/dmg/balance"
@@ -50,7 +48,7 @@ func (f *dmgFetcher) fetchKept(t balance.Task) (bool, error) {
 		if nd != needPull || b == nil {
 			return false, nil
 		}
-		if k := dmstore.EntryKind(binary.LittleEndian.Uint32(b) & 3); k != dmstore.InPlace && k != dmstore.OutOfPlace {
+		if k, _, _ := dmstore.PeekEntry(b); k != dmstore.InPlace && k != dmstore.OutOfPlace {
 			return false, nil
 		}
 	}
@@ -64,15 +62,14 @@ func (f *dmgFetcher) fetchKept(t balance.Task) (bool, error) {
 			continue
 		}
 		v := sp.at(i)
-		h := binary.LittleEndian.Uint32(c.get(v))
-		deg := h >> 2
+		kind, deg, addr := dmstore.PeekEntry(c.get(v))
 		if s == 0 && !e.foreign(v) && deg != e.deg[v-e.lo] {
 			return true, errors.Errorf("rank: vertex %d has an index entry of degree %d, expected %d (corrupt store)", v, deg, e.deg[v-e.lo])
 		}
-		if dmstore.EntryKind(h&3) == dmstore.InPlace || deg == 0 {
+		if kind == dmstore.InPlace || deg == 0 {
 			continue
 		}
-		at := verbs.Addr(binary.LittleEndian.Uint64(c.get(v)[4:]))
+		at := verbs.Addr(addr)
 		if err := e.net.Check(at, int(uint64(deg)*rec)); err != nil {
 			return true, errors.Wrapf(err, "rank: edge list of vertex %d", v)
 		}
@@ -98,23 +95,21 @@ func (f *dmgFetcher) fetchKept(t balance.Task) (bool, error) {
 		}
 		v := sp.at(i)
 		b := c.get(v)
-		h := binary.LittleEndian.Uint32(b)
-		deg := h >> 2
-		*a = adj{v: v, deg: deg, kind: dmstore.EntryKind(h & 3), in: s == 1, need: needPull, to: deg, all: true}
+		kind, deg, _ := dmstore.PeekEntry(b)
+		*a = adj{v: v, deg: deg, kind: kind, in: s == 1, need: needPull, to: deg, all: true}
 		switch {
-		case a.kind == dmstore.OutOfPlace && deg > 0:
+		case kind == dmstore.OutOfPlace && deg > 0:
 			f.records(f.bytes(f.kept[i]))
 		case !f.weighted:
-			a.dst, f.dst = update.Destinations(b[4:4+4*deg], f.dst)
+			a.dst, f.dst = update.Destinations(dmstore.InPlaceIDs(b, deg), f.dst)
 		default: // weighted in place: its weights after the entry's ids
-			ent := &f.sides[s].dec
-			if cap(*ent) == 0 {
-				*ent = newEntries(l.Codec, 1)
+			if f.inPlace == nil {
+				f.inPlace = &newEntries(l.Codec, 1)[0]
 			}
-			if err := l.Codec.Decode(b, &(*ent)[:1][0]); err != nil {
+			if err := l.Codec.Decode(b, f.inPlace); err != nil {
 				return true, errors.Wrapf(err, "rank: index entry of vertex %d", v)
 			}
-			a.dst, a.w = (*ent)[0].Dst, (*ent)[0].Weights
+			a.dst, a.w = f.inPlace.Dst, f.inPlace.Weights
 		}
 		if err := f.wk.visit(a); err != nil {
 			return true, err
