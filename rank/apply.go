@@ -464,6 +464,24 @@ func (e *engine) lazyValues() bool {
 	return !fam && !e.spec.Triangles
 }
 
+// valuesUnread says no CN reads a value on DM before the run ends: a
+// traversal in the design's mode checks its candidates for other chunks
+// against their reached bitmaps (plan.reached), never against their
+// values, so its values are written once, at the end or before a probe
+// (catchUpValues), not as they change: not at set-up, not by the sparse
+// applies. The same on every rank.
+func (e *engine) valuesUnread() bool {
+	return e.spec.Traversal && e.st.bits != nil && e.mode.logDirect() && e.lazyValues()
+}
+
+// prunesByValues says a sparse push reads the destinations' values on DM
+// to drop the direct candidates that would change nothing (a monotone
+// kernel in the design's mode, update.DirectConfig.Prune), so they must
+// be current before it.
+func (e *engine) prunesByValues() bool {
+	return e.spec.Monotone && e.mode.logDirect() && !e.valuesUnread()
+}
+
 // catchUpValues writes the own chunk's values to DM (a CN's part; the
 // caller's Sync makes them visible) when a dense apply left them behind.
 func (e *engine) catchUpValues() error {
@@ -596,10 +614,7 @@ func (e *engine) applySparse(wk *worker, w int) error {
 			}
 		}
 	}
-	gap := uint32(max(1, e.cfg.MergeGap/8))
-	if err := spans(wk.changed, gap, func(x, y uint32) error {
-		return wk.io.write(e.st, wk.ep, attrValue, x, e.val[x-e.lo:y-e.lo])
-	}); err != nil {
+	if err := e.writeChanged(wk); err != nil {
 		return err
 	}
 	if err := e.gang.barrier(); err != nil {
@@ -610,6 +625,19 @@ func (e *engine) applySparse(wk *worker, w int) error {
 		return nil
 	}
 	return e.nextSparseFrontier(wk)
+}
+
+// writeChanged writes the values the worker's part of a sparse apply
+// changed to DM in large WRITEs (spans closer than the merge gap joined),
+// unless nobody reads them before the run ends (valuesUnread).
+func (e *engine) writeChanged(wk *worker) error {
+	if e.valuesUnread() {
+		return nil
+	}
+	gap := uint32(max(1, e.cfg.MergeGap/8))
+	return spans(wk.changed, gap, func(x, y uint32) error {
+		return wk.io.write(e.st, wk.ep, attrValue, x, e.val[x-e.lo:y-e.lo])
+	})
 }
 
 // nextSparseFrontier makes the changed vertices the next frontier (sorted:

@@ -61,7 +61,9 @@
 //     value (ValRD, pre-combined pairs in mailbox blocks); in sparse ones
 //     by direct remote update (CAS on the destination's inbox word, the
 //     first toucher logging it, candidates of monotone kernels dropped
-//     when not below the current value), except a hub's long segments,
+//     when not below the current value; a traversal's for reached
+//     vertices, against the chunks' reached bitmaps, when they are many),
+//     except a hub's long segments,
 //     which go by value as in a dense iteration (Config.SparseValRDMin).
 //     - The value pull (valuepull.go; Config.NoValuePull turns it off):
 //     a dense pull iteration with a third of the edges active sends
@@ -87,7 +89,8 @@
 //     next frontier's bits and contributions. A sparse apply writes the
 //     values it changed back to DM in large WRITEs; a dense iteration's
 //     wait, behind, until a push prunes against them or the run ends
-//     (lazyValues, catchUpValues). A sparse apply visits only the touched
+//     (lazyValues, catchUpValues), and a traversal's all wait for the
+//     end (valuesUnread). A sparse apply visits only the touched
 //     vertices: those the workers took from the identity, those the
 //     touched log names (whose inbox words it reads and resets) and those
 //     the ValRD pairs of hub segments name.

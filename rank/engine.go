@@ -125,6 +125,10 @@ type plan struct {
 	// whole in-lists against every chunk's contributions (valuepull.go)
 	// and nothing is sent.
 	vpull bool
+	// reached: a sparse iteration of a traversal whose candidates for
+	// other chunks are checked against their reached bitmaps, shared on
+	// DM at its start, and dropped for reached vertices.
+	reached bool
 	// relax: a pull of a Relax kernel (algo.Spec.Relax): a vertex
 	// whose pull lowers its value publishes it at once in the words the
 	// CN's other pulls read (Gauss–Seidel within the CN).
@@ -360,10 +364,16 @@ func (e *engine) iterate(prev sums, s *IterStats) (sums, error) {
 		}
 	}
 	e.vpl.stale = e.it.sparseT
-	if e.valuesBehind && e.spec.Monotone && e.it.remote == viaDirect && !e.it.bottomUp {
+	if e.valuesBehind && e.prunesByValues() && e.it.remote == viaDirect && !e.it.bottomUp {
 		// The push prunes direct candidates against the values on DM:
 		// stale ones would prune fewer.
 		if err := sync(e.catchUpValues(), nil); err != nil {
+			return sums{}, err
+		}
+	}
+	if e.it.reached {
+		// Every CN's reached bitmap on DM before any CN reads them.
+		if err := sync(e.shareReached(), nil); err != nil {
 			return sums{}, err
 		}
 	}
@@ -488,12 +498,31 @@ func (e *engine) shareFrontier() error {
 		return nil
 	}
 	e.front.asBits()
-	wk := e.wks[0]
-	return verbs.WriteBulk(wk.ep, e.st.bits[e.me], update.WordBytes(e.front.bits, &wk.bytes))
+	return e.shareBits(e.front.bits)
 }
 
-// readFrontiers reads the other chunks' frontier bitmaps into e.bu.remote (a
-// bitmap over every vertex; the own chunk's bits are left clear).
+// shareReached writes the own chunk's reached bitmap to DM, where its
+// frontier's goes before a bottom-up step (a pruned sparse push reads the
+// other chunks' after the barrier that follows).
+func (e *engine) shareReached() error {
+	if !e.cn {
+		return nil
+	}
+	return e.shareBits(e.reached)
+}
+
+func (e *engine) shareBits(b bitmap) error {
+	wk := e.wks[0]
+	return verbs.WriteBulk(wk.ep, e.st.bits[e.me], update.WordBytes(b, &wk.bytes))
+}
+
+// readFrontiers ORs the other chunks' bitmaps on DM into e.bu.remote (a
+// bitmap over every vertex; the own chunk's bits are left clear): their
+// frontiers before a bottom-up step, their reached sets before a pruned
+// sparse push. Either is a subset of the reached vertices, and the bits
+// of earlier iterations it keeps are reached vertices too: a bottom-up
+// step's vertex has none of them as in-neighbour (it would be reached),
+// and a pruned push drops what it finds reached.
 func (e *engine) readFrontiers() error {
 	b := e.st.Out.Config.Bounds
 	if e.bu.remote == nil {

@@ -70,3 +70,40 @@ func TestEntryCacheSavesReads(t *testing.T) {
 			starved.RoundTrips, starved.BytesRead, without.RoundTrips, without.BytesRead)
 	}
 }
+
+// A traversal's values are read on DM by nobody before the end
+// (valuesUnread): its sparse applies write none, and its sparse pushes
+// check their candidates for other chunks against the chunks' reached
+// bitmaps, dropping those for reached vertices, instead of reading the
+// destinations' values. The results are checked by every engine test.
+func TestTraversalWritesNoValues(t *testing.T) {
+	a, err := algo.Lookup("bfs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := runJob(t, spmd.Roles{CN: 2, MN: 2}, job.Config{Graph: "kron:12", Kernel: &a})
+	n := out.Vertices
+	var written, pruned, sparse uint64
+	for i, it := range out.Result.Iterations {
+		t.Logf("iteration %d: dense %v, %d active edges, %d B written, %d B read, %d pruned",
+			i, it.Dense, it.ActiveEdges, it.Verbs.BytesWritten, it.Verbs.BytesRead, it.Updates.Pruned)
+		if it.Dense || it.ActiveEdges <= n/64 {
+			continue
+		}
+		sparse++
+		written += it.Verbs.BytesWritten
+		pruned += it.Updates.Pruned
+	}
+	if sparse < 2 {
+		t.Fatalf("%d sparse iterations with more than |V|/64 active edges; the case wants two", sparse)
+	}
+	// Their bitmaps, touched logs and hub segments' pairs: 6.6 kB here,
+	// where writing the changed values' spans (and catching up the dense
+	// iterations' before the second) wrote 71 kB.
+	if written > 4*n {
+		t.Fatalf("the sparse iterations wrote %d bytes for %d vertices: values written as they change?", written, n)
+	}
+	if pruned == 0 {
+		t.Fatal("the sparse iterations dropped no candidate for a reached vertex")
+	}
+}

@@ -11,6 +11,10 @@ type policy struct {
 	// The kernel (algo.Spec and its operator); everyVertex: Update sees
 	// every vertex in every iteration, so every iteration is dense.
 	allActive, traversal, everyVertex bool
+	// reachedBits: a traversal whose values nobody reads on DM during the
+	// run (engine.valuesUnread): its sparse pushes may check their
+	// candidates against the chunks' reached bitmaps.
+	reachedBits bool
 	// relaxes: a monotone Relax kernel reducing by minimum, not a
 	// traversal (its pulls may read values lowered in the same iteration).
 	relaxes bool
@@ -53,8 +57,8 @@ func newPolicy(e *engine) policy {
 	c, s := &e.cfg, e.spec
 	return policy{
 		allActive: s.AllActive, traversal: s.Traversal, everyVertex: s.EveryVertex,
-		relaxes: s.Relax && s.Monotone && e.op.IsMin() && !s.Traversal,
-		bag:     e.multi.upd != nil, custom: e.edgr != nil, triangles: s.Triangles,
+		relaxes: s.Relax && s.Monotone && e.op.IsMin() && !s.Traversal, reachedBits: e.valuesUnread(),
+		bag: e.multi.upd != nil, custom: e.edgr != nil, triangles: s.Triangles,
 		pulls:       e.mode.pulls(c, s),
 		remoteDense: e.mode.remote(c, true), remoteSparse: e.mode.remote(c, false),
 		edges: e.st.Out.Edges, vertices: uint64(e.st.N()),
@@ -65,6 +69,10 @@ func newPolicy(e *engine) policy {
 		noCollab: c.NoCollab,
 	}
 }
+
+// reachedDivisor: a traversal's sparse push checks its candidates against
+// the reached bitmaps from |V|/reachedDivisor active edges (plan.reached).
+const reachedDivisor = 64
 
 // plan decides iteration f.index: dense or sparse (by its active edges,
 // Ligra's direction switch); when dense, whether the local candidates are
@@ -110,6 +118,12 @@ func (p *policy) plan(f facts) plan {
 		}
 	}
 	it.sparseVal = !dense && it.remote == viaDirect && p.hasMailbox && !p.bag && !p.triangles && !p.noCollab && !p.noValRD
+	// A traversal's sparse push checks its candidates for other chunks
+	// against their reached bitmaps when they may outnumber the bitmaps'
+	// bits by 1/64: the bitmaps cost each CN |V|/8 bytes and a barrier, a
+	// candidate sent in vain a remote CAS (24 bytes and more each way), a
+	// log entry and its owner's look. Fewer go unchecked.
+	it.reached = !dense && p.reachedBits && f.activeE > p.vertices/reachedDivisor
 	// Sparse iterations walk the frontier list; everything else the
 	// chunk's tasks (AllActive kernels are always dense).
 	it.sparseT = !dense
@@ -133,7 +147,7 @@ func (p plan) String() string {
 		name string
 	}{
 		{p.pullIn, "in-edges"}, {p.bottomUp, "bottom-up"}, {p.rpull, "remote-pull"}, {p.vpull, "value-pull"},
-		{p.relax, "relax"}, {p.refrd, "refrd"}, {p.valrd, "valrd@" + p.valrdAt}, {p.sparseVal, "sparse-valrd"},
+		{p.reached, "reached-bits"}, {p.relax, "relax"}, {p.refrd, "refrd"}, {p.valrd, "valrd@" + p.valrdAt}, {p.sparseVal, "sparse-valrd"},
 		{p.skipIdle, "skip-idle"},
 	} {
 		if f.on {

@@ -15,6 +15,8 @@ import (
 func (e *engine) setup(eps []verbs.Endpoint) error {
 	e.stats.perPair, e.stats.count = map[string]float64{}, map[string]int{}
 	e.stats.cpuStart, _ = processUsage()
+	// Every rank alike: the end's catch-up is collective.
+	e.valuesBehind = e.valuesUnread()
 	if !e.cn {
 		return nil
 	}
@@ -106,8 +108,10 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 	if err := e.prefillEntries(ep); err != nil {
 		return err
 	}
-	if err := e.io.write(e.st, ep, attrValue, e.lo, e.val); err != nil {
-		return err
+	if !e.valuesBehind {
+		if err := e.io.write(e.st, ep, attrValue, e.lo, e.val); err != nil {
+			return err
+		}
 	}
 	if err := e.io.fill(e.st, ep, attrInbox, e.lo, e.hi, id); err != nil {
 		return err
@@ -170,7 +174,7 @@ func (e *engine) makeWorkers(eps []verbs.Endpoint) error {
 			return err
 		}
 		dcfg := update.DirectConfig{PerOp: e.mode.perOpDirect(), Log: e.mode.logDirect(),
-			Prune: e.spec.Monotone && e.mode.logDirect(), Reader: wk.rd}
+			Prune: e.prunesByValues(), Reader: wk.rd}
 		if dcfg.Prune {
 			// Pruning reads the destinations' values: a flush should cover
 			// enough destinations that its merged reads pay for themselves

@@ -27,8 +27,10 @@ type worker struct {
 	// took from the identity in a sparse push.
 	touched []uint32
 	cands   []uint64 // Custom edge maps: one run's candidates
-	// A run for another chunk left by its bound (engine.bounded).
+	// A run for another chunk left by its bound (engine.bounded), or by
+	// its reached bitmap (unreached).
 	keptDst  []uint32
+	keptW    []float32
 	keptCand []uint64
 	// The value pull of a multiset kernel: the bag of the task being read,
 	// whose first vertex is tlo, and its UpdateBag's iteration.
@@ -278,6 +280,14 @@ func (wk *worker) handle(a *adj, k int, seg []uint32, ws []float32) error {
 	c := e.contrib[a.v-e.lo]
 	cands := wk.candidates(a.v, c, seg, ws)
 	wk.stats.Candidates += n
+	if e.it.reached {
+		var dropped uint64
+		seg, ws, cands, dropped = wk.unreached(seg, ws, cands)
+		wk.stats.Pruned += dropped
+		if len(seg) == 0 {
+			return nil
+		}
+	}
 	if e.vpl.bounded {
 		var dropped uint64
 		wk.keptDst, wk.keptCand, dropped = e.op.KeepBelow(e.vpl.far, seg, ws, c, cands, wk.keptDst[:0], wk.keptCand[:0])
@@ -307,6 +317,36 @@ func (wk *worker) handle(a *adj, k int, seg []uint32, ws []float32) error {
 		return nil
 	}
 	return wk.direct.AddSegment(seg, ws, c, cands)
+}
+
+// unreached keeps, of a run for another chunk, the destinations its
+// reached bitmap (e.bu.remote) does not hold, with their weights and
+// given candidates: a traversal's reached vertex takes no candidate. It
+// returns them and how many it dropped.
+func (wk *worker) unreached(seg []uint32, ws []float32, cands []uint64) ([]uint32, []float32, []uint64, uint64) {
+	r := wk.e.bu.remote
+	dst, w, c := wk.keptDst[:0], wk.keptW[:0], wk.keptCand[:0]
+	for i, v := range seg {
+		if r[v/64]&(1<<(v%64)) != 0 {
+			continue
+		}
+		dst = append(dst, v)
+		if ws != nil {
+			w = append(w, ws[i])
+		}
+		if cands != nil {
+			c = append(c, cands[i])
+		}
+	}
+	wk.keptDst, wk.keptW, wk.keptCand = dst, w, c
+	dropped := uint64(len(seg) - len(dst))
+	if ws == nil {
+		w = nil
+	}
+	if cands == nil {
+		c = nil
+	}
+	return dst, w, c, dropped
 }
 
 // candidates computes a run's candidates with the kernel's Edger (Custom
@@ -414,7 +454,7 @@ func (wk *worker) sendRef(a *adj, k int, pos, m uint32) error {
 // push is the push phase: every worker takes tasks until none are left,
 // then sends what it still holds.
 func (e *engine) push() error {
-	if e.it.bottomUp {
+	if e.it.bottomUp || e.it.reached {
 		if err := e.readFrontiers(); err != nil {
 			return err
 		}
