@@ -464,14 +464,19 @@ func (e *engine) lazyValues() bool {
 	return !fam && !e.spec.Triangles
 }
 
-// valuesUnread says no CN reads a value on DM before the run ends: a
-// traversal in the design's mode checks its candidates for other chunks
-// against their reached bitmaps (plan.reached), never against their
-// values, so its values are written once, at the end or before a probe
+// valuesUnread says no CN reads a value on DM before the run ends, so
+// the values are written once, at the end or before a probe
 // (catchUpValues), not as they change: not at set-up, not by the sparse
-// applies. The same on every rank.
+// applies. The design's mode checks a traversal's candidates for other
+// chunks against their reached bitmaps (plan.reached), and those of a
+// kernel whose far words bound the values (WCC, SSSP: boundsValues)
+// against those words, read again from the contributions on DM
+// (plan.fresh), never against the values. The same on every rank.
 func (e *engine) valuesUnread() bool {
-	return e.spec.Traversal && e.st.bits != nil && e.mode.logDirect() && e.lazyValues()
+	if !e.mode.logDirect() || !e.lazyValues() {
+		return false
+	}
+	return e.spec.Traversal && e.st.bits != nil || e.boundsValues()
 }
 
 // prunesByValues says a sparse push reads the destinations' values on DM
@@ -630,13 +635,25 @@ func (e *engine) applySparse(wk *worker, w int) error {
 // writeChanged writes the values the worker's part of a sparse apply
 // changed to DM in large WRITEs (spans closer than the merge gap joined),
 // unless nobody reads them before the run ends (valuesUnread).
+//
+// A kernel whose far words bound its values writes them as its
+// contributions instead (a Relax kernel's contributions are its values),
+// so that the contributions on DM stay current for the next refresh of
+// the far words (plan.fresh) and the next value pull.
 func (e *engine) writeChanged(wk *worker) error {
-	if e.valuesUnread() {
+	attr := attrValue
+	switch {
+	case e.boundsValues():
+		if !e.contribsOnDM() {
+			return nil
+		}
+		attr = attrContrib
+	case e.valuesUnread():
 		return nil
 	}
 	gap := uint32(max(1, e.cfg.MergeGap/8))
 	return spans(wk.changed, gap, func(x, y uint32) error {
-		return wk.io.write(e.st, wk.ep, attrValue, x, e.val[x-e.lo:y-e.lo])
+		return wk.io.write(e.st, wk.ep, attr, x, e.val[x-e.lo:y-e.lo])
 	})
 }
 

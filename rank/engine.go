@@ -129,6 +129,11 @@ type plan struct {
 	// other chunks are checked against their reached bitmaps, shared on
 	// DM at its start, and dropped for reached vertices.
 	reached bool
+	// fresh: a sparse iteration of a kernel whose far words bound its
+	// values (engine.boundsValues) reads them again from the
+	// contributions on DM at its start, so that its candidates for other
+	// chunks are checked against the values as the last apply left them.
+	fresh bool
 	// relax: a pull of a Relax kernel (algo.Spec.Relax): a vertex
 	// whose pull lowers its value publishes it at once in the words the
 	// CN's other pulls read (Gauss–Seidel within the CN).
@@ -363,7 +368,7 @@ func (e *engine) iterate(prev sums, s *IterStats) (sums, error) {
 			return sums{}, err
 		}
 	}
-	e.vpl.stale = e.it.sparseT
+	e.vpl.stale = e.it.sparseT && !e.boundsValues() // whose sparse applies write them (writeChanged)
 	if e.valuesBehind && e.prunesByValues() && e.it.remote == viaDirect && !e.it.bottomUp {
 		// The push prunes direct candidates against the values on DM:
 		// stale ones would prune fewer.

@@ -107,3 +107,33 @@ func TestTraversalWritesNoValues(t *testing.T) {
 		t.Fatal("the sparse iterations dropped no candidate for a reached vertex")
 	}
 }
+
+// Nor does anyone read WCC's values on DM before the end (its far words
+// bound them, read again from the contributions before a large sparse
+// push): set-up writes none. Set-up writes the identity into every inbox
+// word (8 B a vertex), WCC its contributions for the value pull (8 more),
+// and the mailboxes' cursors; the values were 8 more. The end's catch-up
+// is not counted (it follows the run's counters).
+func TestSetupWritesNoValues(t *testing.T) {
+	for _, c := range []struct {
+		kernel string
+		perV   uint64 // bytes a vertex set-up writes
+	}{{"bfs", 8}, {"wcc", 16}} {
+		t.Run(c.kernel, func(t *testing.T) {
+			a, err := algo.Lookup(c.kernel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := runJob(t, spmd.Roles{CN: 2, MN: 2}, job.Config{Graph: "kron:12", Kernel: &a})
+			setup := out.Result.Verbs.BytesWritten
+			for _, it := range out.Result.Iterations {
+				setup -= it.Verbs.BytesWritten
+			}
+			n := out.Vertices
+			t.Logf("set-up wrote %d bytes for %d vertices", setup, n)
+			if setup < c.perV*n || setup > c.perV*n+1024 {
+				t.Fatalf("set-up wrote %d bytes for %d vertices; want %d a vertex and the mailboxes' few (values written too?)", setup, n, c.perV)
+			}
+		})
+	}
+}

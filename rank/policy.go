@@ -15,6 +15,9 @@ type policy struct {
 	// run (engine.valuesUnread): its sparse pushes may check their
 	// candidates against the chunks' reached bitmaps.
 	reachedBits bool
+	// boundsFar: a kernel whose far words bound the values
+	// (engine.boundsValues): its sparse pushes may read them again first.
+	boundsFar bool
 	// relaxes: a monotone Relax kernel reducing by minimum, not a
 	// traversal (its pulls may read values lowered in the same iteration).
 	relaxes bool
@@ -57,8 +60,9 @@ func newPolicy(e *engine) policy {
 	c, s := &e.cfg, e.spec
 	return policy{
 		allActive: s.AllActive, traversal: s.Traversal, everyVertex: s.EveryVertex,
-		relaxes: s.Relax && s.Monotone && e.op.IsMin() && !s.Traversal, reachedBits: e.valuesUnread(),
-		bag: e.multi.upd != nil, custom: e.edgr != nil, triangles: s.Triangles,
+		relaxes: s.Relax && s.Monotone && e.op.IsMin() && !s.Traversal, reachedBits: s.Traversal && e.valuesUnread(),
+		boundsFar: e.boundsValues() && e.w.Roles.CN > 1,
+		bag:       e.multi.upd != nil, custom: e.edgr != nil, triangles: s.Triangles,
 		pulls:       e.mode.pulls(c, s),
 		remoteDense: e.mode.remote(c, true), remoteSparse: e.mode.remote(c, false),
 		edges: e.st.Out.Edges, vertices: uint64(e.st.N()),
@@ -124,6 +128,10 @@ func (p *policy) plan(f facts) plan {
 	// candidate sent in vain a remote CAS (24 bytes and more each way), a
 	// log entry and its owner's look. Fewer go unchecked.
 	it.reached = !dense && p.reachedBits && f.activeE > p.vertices/reachedDivisor
+	// So does a kernel whose far words bound its values: it reads them
+	// again (8 bytes a vertex of the other chunks) where a value prune
+	// would read about as much.
+	it.fresh = !dense && p.boundsFar && f.activeE > p.vertices/reachedDivisor
 	// Sparse iterations walk the frontier list; everything else the
 	// chunk's tasks (AllActive kernels are always dense).
 	it.sparseT = !dense
@@ -147,7 +155,7 @@ func (p plan) String() string {
 		name string
 	}{
 		{p.pullIn, "in-edges"}, {p.bottomUp, "bottom-up"}, {p.rpull, "remote-pull"}, {p.vpull, "value-pull"},
-		{p.reached, "reached-bits"}, {p.relax, "relax"}, {p.refrd, "refrd"}, {p.valrd, "valrd@" + p.valrdAt}, {p.sparseVal, "sparse-valrd"},
+		{p.reached, "reached-bits"}, {p.fresh, "fresh-bounds"}, {p.relax, "relax"}, {p.refrd, "refrd"}, {p.valrd, "valrd@" + p.valrdAt}, {p.sparseVal, "sparse-valrd"},
 		{p.skipIdle, "skip-idle"},
 	} {
 		if f.on {

@@ -30,7 +30,7 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 	if e.holdsSources() {
 		e.vpl.far = e.mem.Words(int(e.st.N()))
 		e.contrib = e.vpl.far[e.lo:e.hi:e.hi]
-		e.vpl.bounded = e.spec.Relax && e.op.IsMin() && e.mode.sources() == sourcesRead && !e.cfg.NoRelax
+		e.vpl.bounded = e.boundsValues()
 		if e.vpl.bounded { // no bound known yet
 			id := e.op.Identity()
 			for _, r := range [][]uint64{e.vpl.far[:e.lo], e.vpl.far[e.hi:]} {

@@ -63,6 +63,14 @@ const (
 // for the value pull.
 func (e *engine) holdsSources() bool { return e.vpl.on && e.mode.sources() != sourcesPerEdge }
 
+// boundsValues says the CN's far words bound the other chunks' values
+// (valuePulls.bounded): a Relax kernel reducing by minimum, whose
+// contributions are its values, read from DM. Every rank computes the
+// same.
+func (e *engine) boundsValues() bool {
+	return e.holdsSources() && e.spec.Relax && e.op.IsMin() && e.mode.sources() == sourcesRead && !e.cfg.NoRelax
+}
+
 // contribsOnDM says the owners keep their contributions on DM
 // (attrContrib) because some CN reads them there: the design's value pull
 // on several CNs, the naive one's on any number. Every rank computes the

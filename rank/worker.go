@@ -489,7 +489,7 @@ func (e *engine) pushWorker(w int) error {
 	wk := e.wks[w]
 	wk.touched = wk.touched[:0]
 	wk.busy = 0
-	if e.it.vpull {
+	if e.it.vpull || e.it.fresh {
 		t0 := time.Now()
 		err := e.mode.pullSources(e, wk, w)
 		if err == nil {
