@@ -11,7 +11,7 @@ import (
 
 // fetchKept is the fetch of a value pull's whole task once its CN keeps
 // the task's entries (entrycache.go): the common task of every dense
-// iteration of PageRank, WCC and SSSP after the first. Each pulling
+// iteration of PageRank, WCC and SSSP, and of BFS's bottom-up steps. Each pulling
 // vertex's whole list is read and gathered, so nothing of the general
 // path's work per vertex is needed: no entry is copied, decoded into an
 // Entry or described twice, no segment is looked at. The entries' headers
@@ -19,11 +19,15 @@ import (
 // where the cache holds them, the others gathered into merged READs (one
 // round trip) and pulled where they land.
 //
-// It reports false, having done nothing, for any other task: not a value
-// pull, a hub's piece, an entry not kept yet, an overflow or packed entry.
+// A traversal's bottom-up step takes it too: each unreached vertex's
+// whole in-list is read, and scanned for a parent (parentOf).
+//
+// It reports false, having done nothing, for any other task: neither a
+// value pull nor a bottom-up step, a hub's piece, an entry not kept yet,
+// an overflow or packed entry.
 func (f *dmgFetcher) fetchKept(t balance.Task) (bool, error) {
 	e := f.wk.e
-	if !e.it.vpull || !t.Whole() {
+	if !e.it.vpull && !e.it.bottomUp || !t.Whole() {
 		return false, nil
 	}
 	s := 0 // the side pulled: in-lists, or the out-lists that are the in-lists
@@ -96,6 +100,15 @@ func (f *dmgFetcher) fetchKept(t balance.Task) (bool, error) {
 		v := sp.at(i)
 		b := c.get(v)
 		kind, deg, _ := dmstore.PeekEntry(b)
+		if e.it.bottomUp {
+			if kind == dmstore.OutOfPlace && deg > 0 {
+				f.records(f.bytes(f.kept[i]))
+			} else {
+				a.dst, f.dst = update.Destinations(dmstore.InPlaceIDs(b, deg), f.dst)
+			}
+			f.wk.parentOf(v, a.dst)
+			continue
+		}
 		*a = adj{v: v, deg: deg, kind: kind, in: s == 1, need: needPull, to: deg, all: true}
 		switch {
 		case kind == dmstore.OutOfPlace && deg > 0:

@@ -443,6 +443,34 @@ func (wk *worker) parentIn(a *adj, src []uint32) {
 	wk.stats.Pulled += uint64(len(src))
 }
 
+// parentOf is the bottom-up step for unreached vertex v over its whole
+// in-list src (sorted): the first in-neighbour in a frontier, the own
+// chunk's (its contribution) or another's (as read: bu.remote, the
+// traversal's candidate), gives v its candidate.
+func (wk *worker) parentOf(v uint32, src []uint32) {
+	e := wk.e
+	i := v - e.lo
+	var local uint64 // the in-neighbours looked at in the own chunk
+	n := len(src)
+	for j, u := range src {
+		if u-e.lo < e.hi-e.lo {
+			local++
+			if e.front.bits.has(u - e.lo) {
+				e.acc[i] = e.op.Combine(e.acc[i], e.contrib[u-e.lo])
+				n = j + 1
+				break
+			}
+		} else if e.bu.remote[u/64]&(1<<(u%64)) != 0 {
+			e.acc[i] = e.op.Combine(e.acc[i], e.bu.trav)
+			n = j + 1
+			break
+		}
+	}
+	wk.stats.Candidates += uint64(n)
+	wk.stats.Pulled += uint64(n)
+	wk.stats.Local += local
+}
+
 // sendRef sends the m edges of segment k from list position pos by
 // reference.
 func (wk *worker) sendRef(a *adj, k int, pos, m uint32) error {
