@@ -776,6 +776,7 @@ func TestPoolLeases(t *testing.T) {
 			}
 			// The dead holder's lease is still fresh, and the pool answers.
 			so, se, code, took := dmgPlain(t, 20*time.Second, "ls", "--pool-file", s.path, "--json")
+			answered := time.Since(killed)
 			var l lsJSON
 			if code != 0 || json.Unmarshal([]byte(so), &l) != nil || len(l.Graphs) != 1 || l.Graphs[0].Jobs != 1 {
 				t.Fatalf("dmg ls --json %v after the holder was killed: exit %d; want g still read by it:\n%s%s", took, code, so, se)
@@ -798,7 +799,21 @@ func TestPoolLeases(t *testing.T) {
 				for end := time.Now().Add(20 * time.Second); !lines(said) && time.Now().Before(end); said = s.p.err.String() {
 					time.Sleep(50 * time.Millisecond)
 				}
-				if !lines(said) {
+				switch {
+				case lines(said):
+				case answered < fabric.LockSpin:
+					// A dead holder's lock is given back only after the MN
+					// spun fabric.LockSpin of its own CPU on it, so a pool
+					// that answered sooner had no dead holder in its lock:
+					// the lock seen taken for a second at every look was
+					// the MN's own, held by its progress while a loaded
+					// host kept it from a core (CI, other packages' tests
+					// on both cores: dmg ls took 418 ms, no line). The
+					// pool answering is what this case needs; a dead
+					// holder's lock never given back fails the dmg ls
+					// above.
+					t.Logf("no MN took a lock back: dmg ls answered %v after the kill, sooner than a dead holder's lock is given back (%v): the lock seen taken was the MN's own", answered.Round(time.Millisecond), fabric.LockSpin)
+				default:
 					t.Errorf("serve's lines on taking locks back, 20 s after dmg ls answered; want one for each of MNs %v:\n%s", held, said)
 				}
 				t.Logf("the locks taken back %v after the kill", time.Since(killed).Round(time.Millisecond))

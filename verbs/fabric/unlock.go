@@ -24,7 +24,7 @@ import (
 // when a look (lockLook) finds all of these:
 //   - a process that had reached the MN is dead (its region is still
 //     mapped here), and the lock is taken;
-//   - the MN, trying the lock as its progress would, spun lockSpin of
+//   - the MN, trying the lock as its progress would, spun LockSpin of
 //     its own CPU without getting it and without seeing it given back;
 //   - the MN's progress thread holds no lock of its own: it is between
 //     calls, or has spent CPU spinning in the one call it was in
@@ -44,7 +44,11 @@ import (
 // 1024. A live client frozen (SIGSTOP) in the lock is not a dead one: the
 // lock stays taken until its job ends and kills it, unless a dead client
 // is mapped too (it cannot be told apart from the holder).
-const lockSpin = 500 * time.Millisecond
+//
+// LockSpin is also the least time between a holder's death in the lock
+// and the MN's answer to anyone: a lock freed sooner was not a dead
+// client's (launch's TestPoolLeases tells the two apart by it).
+const LockSpin = 500 * time.Millisecond
 
 // lockStuckAfter is how long the MN's progress may be inside one call
 // before its departed clients are kept mapped (progressStuck): a call
@@ -52,13 +56,13 @@ const lockSpin = 500 * time.Millisecond
 const lockStuckAfter = time.Second
 
 // lockTryFor bounds one try in time passed: a look that did not spin
-// lockSpin of CPU by then decides nothing (the next look tries again).
-const lockTryFor = 10 * lockSpin
+// LockSpin of CPU by then decides nothing (the next look tries again).
+const lockTryFor = 10 * LockSpin
 
 // progressSpinning is the CPU the MN's progress thread must have spent in
 // its one call during a try for that call to count as spinning on the
 // lock (its own progress shares the cores with the try).
-const progressSpinning = lockSpin / 4
+const progressSpinning = LockSpin / 4
 
 // progressAt says where the MN's progress thread was during a try.
 type progressAt int
@@ -82,7 +86,7 @@ type lockLook struct {
 // unlockNeeded is the decision: the lock is to be taken back from a dead
 // holder.
 func unlockNeeded(l lockLook) bool {
-	if l.locked != 1 || l.dead == 0 || l.released || l.spun < lockSpin {
+	if l.locked != 1 || l.dead == 0 || l.released || l.spun < LockSpin {
 		return false
 	}
 	return l.progress == progressOut || l.progress == progressSame && l.progressSpun >= progressSpinning
@@ -126,7 +130,7 @@ func (n *Network) unlockDead(cs []client) {
 func (n *Network) lookAtLock() lockLook {
 	since0, cpu0 := C.dmg_mn_inside_since(n.mn), C.dmg_mn_progress_cpu(n.mn)
 	var released C.int
-	spun := C.dmg_mn_lock_wait(n.mn, C.int64_t(lockSpin), C.int64_t(lockTryFor), &released)
+	spun := C.dmg_mn_lock_wait(n.mn, C.int64_t(LockSpin), C.int64_t(lockTryFor), &released)
 	since1, cpu1 := C.dmg_mn_inside_since(n.mn), C.dmg_mn_progress_cpu(n.mn)
 	l := lockLook{locked: int(C.dmg_mn_locked(n.mn)), spun: time.Duration(spun), released: released != 0, progress: progressMoved}
 	switch {
