@@ -45,9 +45,8 @@ import (
 // lock stays taken until its job ends and kills it, unless a dead client
 // is mapped too (it cannot be told apart from the holder).
 //
-// LockSpin is also the least time between a holder's death in the lock
-// and the MN's answer to anyone: a lock freed sooner was not a dead
-// client's (launch's TestPoolLeases tells the two apart by it).
+// launch's TestPoolLeases also uses it to tell a lock freed by its live
+// owner soon after a kill from a dead holder's given back.
 const LockSpin = 500 * time.Millisecond
 
 // lockStuckAfter is how long the MN's progress may be inside one call
