@@ -644,9 +644,6 @@ func (e *engine) writeChanged(wk *worker) error {
 	attr := attrValue
 	switch {
 	case e.boundsValues():
-		if !e.contribsOnDM() {
-			return nil
-		}
 		attr = attrContrib
 	case e.valuesUnread():
 		return nil

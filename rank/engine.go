@@ -151,7 +151,7 @@ type plan struct {
 // chunks' frontier bitmaps (remote), and the candidate every frontier
 // vertex sends in this iteration (a traversal's are all equal).
 type bottomUp struct {
-	remote []uint64
+	remote bitmap
 	trav   uint64
 }
 
@@ -531,7 +531,7 @@ func (e *engine) shareBits(b bitmap) error {
 func (e *engine) readFrontiers() error {
 	b := e.st.Out.Config.Bounds
 	if e.bu.remote == nil {
-		e.bu.remote = make([]uint64, (e.st.N()+63)/64+1)
+		e.bu.remote = make(bitmap, (e.st.N()+63)/64+1)
 	}
 	wk := e.wks[0]
 	for k := range len(b) - 1 {

@@ -100,15 +100,6 @@ func (f *dmgFetcher) fetchKept(t balance.Task) (bool, error) {
 		v := sp.at(i)
 		b := c.get(v)
 		kind, deg, _ := dmstore.PeekEntry(b)
-		if e.it.bottomUp {
-			if kind == dmstore.OutOfPlace && deg > 0 {
-				f.records(f.bytes(f.kept[i]))
-			} else {
-				a.dst, f.dst = update.Destinations(dmstore.InPlaceIDs(b, deg), f.dst)
-			}
-			f.wk.parentOf(v, a.dst)
-			continue
-		}
 		*a = adj{v: v, deg: deg, kind: kind, in: s == 1, need: needPull, to: deg, all: true}
 		switch {
 		case kind == dmstore.OutOfPlace && deg > 0:
@@ -123,6 +114,10 @@ func (f *dmgFetcher) fetchKept(t balance.Task) (bool, error) {
 				return true, errors.Wrapf(err, "rank: index entry of vertex %d", v)
 			}
 			a.dst, a.w = f.inPlace.Dst, f.inPlace.Weights
+		}
+		if e.it.bottomUp {
+			f.wk.parentOf(v, a.dst)
+			continue
 		}
 		if err := f.wk.visit(a); err != nil {
 			return true, err

@@ -61,7 +61,7 @@ func newPolicy(e *engine) policy {
 	return policy{
 		allActive: s.AllActive, traversal: s.Traversal, everyVertex: s.EveryVertex,
 		relaxes: s.Relax && s.Monotone && e.op.IsMin() && !s.Traversal, reachedBits: s.Traversal && e.valuesUnread(),
-		boundsFar: e.boundsValues() && e.w.Roles.CN > 1,
+		boundsFar: e.boundsValues(),
 		bag:       e.multi.upd != nil, custom: e.edgr != nil, triangles: s.Triangles,
 		pulls:       e.mode.pulls(c, s),
 		remoteDense: e.mode.remote(c, true), remoteSparse: e.mode.remote(c, false),

@@ -65,8 +65,10 @@ func (e *engine) holdsSources() bool { return e.vpl.on && e.mode.sources() != so
 
 // boundsValues says the CN's far words bound the other chunks' values
 // (valuePulls.bounded): a Relax kernel reducing by minimum, whose
-// contributions are its values, read from DM. Every rank computes the
-// same.
+// contributions are its values, read from DM. It implies several CNs
+// (valuePulls: a minimum takes the value pull on several only), so the
+// owners keep their contributions on DM (contribsOnDM). Every rank
+// computes the same.
 func (e *engine) boundsValues() bool {
 	return e.holdsSources() && e.spec.Relax && e.op.IsMin() && e.mode.sources() == sourcesRead && !e.cfg.NoRelax
 }

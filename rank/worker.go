@@ -327,7 +327,7 @@ func (wk *worker) unreached(seg []uint32, ws []float32, cands []uint64) ([]uint3
 	r := wk.e.bu.remote
 	dst, w, c := wk.keptDst[:0], wk.keptW[:0], wk.keptCand[:0]
 	for i, v := range seg {
-		if r[v/64]&(1<<(v%64)) != 0 {
+		if r.has(v) {
 			continue
 		}
 		dst = append(dst, v)
@@ -432,7 +432,7 @@ func (wk *worker) pull(a *adj, src []uint32, ws []float32) error {
 func (wk *worker) parentIn(a *adj, src []uint32) {
 	e := wk.e
 	for i, u := range src {
-		if e.bu.remote[u/64]&(1<<(u%64)) != 0 {
+		if e.bu.remote.has(u) {
 			wk.stats.Candidates += uint64(i + 1)
 			wk.stats.Pulled += uint64(i + 1)
 			e.op.FoldAtomic(&e.acc[a.v-e.lo], e.bu.trav)
@@ -460,7 +460,7 @@ func (wk *worker) parentOf(v uint32, src []uint32) {
 				n = j + 1
 				break
 			}
-		} else if e.bu.remote[u/64]&(1<<(u%64)) != 0 {
+		} else if e.bu.remote.has(u) {
 			e.acc[i] = e.op.Combine(e.acc[i], e.bu.trav)
 			n = j + 1
 			break
