@@ -107,6 +107,10 @@ type Spec struct {
 	// (Gauss–Seidel, as asynchronous label propagation and Bellman–Ford
 	// do), which takes fewer iterations.
 	Relax bool
+	// VertexIDs says a Relax kernel's values are vertex ids (WCC's labels,
+	// the least id of a vertex's component) or the identity: the engine
+	// may hold them in 4 bytes where it gathers them.
+	VertexIDs bool
 	// Dangling says Update reads Iteration.Dangling.
 	Dangling bool
 	// Symmetric runs the kernel on the graph with every edge in both

@@ -25,7 +25,7 @@ import (
 type WCC struct{}
 
 func (WCC) Spec() Spec {
-	return Spec{Reduce: Min, Identity: math.MaxUint64, Symmetric: true, Monotone: true, Relax: true}
+	return Spec{Reduce: Min, Identity: math.MaxUint64, Symmetric: true, Monotone: true, Relax: true, VertexIDs: true}
 }
 
 func (WCC) Init(v, _ uint32) (uint64, bool) { return uint64(v), true }

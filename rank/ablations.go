@@ -31,6 +31,7 @@ func AllAblations() []Ablation {
 		{"no-bottom-up", "ablation: dense traversal iterations (BFS) send their frontier's remote segments instead of checking remote in-neighbours against the other chunks' frontier bitmaps", true, func(c *Config) *bool { return &c.NoBottomUp }},
 		{"no-value-pull", "ablation: dense iterations with most edges active send their segments for other CNs by RefRD/ValRD instead of pulling every own vertex's whole in-list against the other chunks' contributions, read from DM in bulk", true, func(c *Config) *bool { return &c.NoValuePull }},
 		{"no-relax", "ablation: pulls of WCC and SSSP (value pulls and local ones) see only the values of the iteration's start (Jacobi), not those their CN lowered earlier in the iteration (Gauss–Seidel)", true, func(c *Config) *bool { return &c.NoRelax }},
+		{"no-narrow", "ablation: WCC's value pull gathers the labels from their 8-byte words, not from the CN's copy of them in 4 bytes (vertex ids)", true, func(c *Config) *bool { return &c.NoNarrow }},
 		{"no-entry-cache", "ablation: read a task's index entries from DM in every iteration instead of keeping the chunk's entries once read (within --cn-mem)", true, func(c *Config) *bool { return &c.NoEntryCache }},
 		{"no-steal", "stage 2 off: workers keep static shares, no stealing", false, func(c *Config) *bool { return &c.NoSteal }},
 		{"no-hubsplit", "stage 2 off: a hub vertex is one task", false, func(c *Config) *bool { return &c.NoHubSplit }},

@@ -103,6 +103,10 @@ type Config struct {
 	// values of the iteration's start, not those its CN's pulls lowered
 	// earlier in it.
 	NoRelax bool
+	// NoNarrow has the value pull of a kernel whose values are vertex ids
+	// (algo.Spec.VertexIDs: WCC) gather them from the 8-byte words read
+	// from DM, not from the CN's copy of them in 4 bytes.
+	NoNarrow bool
 	// RefRDMin is the segment length T from which a segment for another
 	// chunk is sent by reference instead of fetched (default 256 edges,
 	// see docs/design.md).

@@ -72,7 +72,9 @@
 //     Config.ValuePullMax) and pulls its vertices' whole in-lists; for
 //     Relax kernels (WCC, SSSP) a lowered value is read at once by the
 //     CN's later pulls (Gauss–Seidel), as it is in the local pull of a
-//     dense iteration without it. Multiset kernels gather a task's bag
+//     dense iteration without it; a kernel whose values are vertex ids
+//     (WCC) gathers them from a 4-byte copy of the words
+//     (Config.NoNarrow turns it off). Multiset kernels gather a task's bag
 //     and the baselines run them this way too.
 //     - With Config.RemotePull (off by default), a dense pull iteration
 //     sends nothing: each CN also pulls for the other chunks' vertices

@@ -373,6 +373,7 @@ func variants() []variant {
 		{name: "value-pull-always", engine: rank.Config{ValuePullDivisor: 1e12, NoBottomUp: true, HubDegree: 5, Workers: 3, Batch: 5}},
 		{name: "value-pull-too-large", engine: rank.Config{ValuePullMax: 8}},
 		{name: "value-pull-jacobi", engine: rank.Config{NoRelax: true, ValuePullDivisor: 1e12, Workers: 3, Batch: 5}},
+		{name: "value-pull-no-narrow", engine: rank.Config{NoNarrow: true, ValuePullDivisor: 1e12, NoBottomUp: true, HubDegree: 5, Workers: 3, Batch: 5}},
 		{name: "hubs", engine: rank.Config{HubDegree: 5, Workers: 3, Batch: 7}},
 		{name: "hubs-no-split", engine: rank.Config{HubDegree: 5, NoHubSplit: true, NoSteal: true}},
 		{name: "all-sparse", engine: rank.Config{DenseDivisor: 1e-9}},

@@ -31,6 +31,9 @@ func (e *engine) setup(eps []verbs.Endpoint) error {
 		e.vpl.far = e.mem.Words(int(e.st.N()))
 		e.contrib = e.vpl.far[e.lo:e.hi:e.hi]
 		e.vpl.bounded = e.boundsValues()
+		if e.narrowsIDs() {
+			e.vpl.ids = e.mem.Uint32s(int(e.st.N()))
+		}
 		if e.vpl.bounded { // no bound known yet
 			id := e.op.Identity()
 			for _, r := range [][]uint64{e.vpl.far[:e.lo], e.vpl.far[e.hi:]} {

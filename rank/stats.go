@@ -572,7 +572,7 @@ func (e *engine) cacheBytes() uint64 {
 	b := MinCacheBytes(n) + 8*uint64(len(e.front.bits)) + 8*uint64(len(e.reached))
 	// The other chunks' contributions (the value pull) and frontier bits
 	// (the bottom-up step).
-	b += 8*(uint64(len(e.vpl.far))-min(uint64(len(e.vpl.far)), n)) + 8*uint64(len(e.bu.remote))
+	b += 8*(uint64(len(e.vpl.far))-min(uint64(len(e.vpl.far)), n)) + 4*uint64(len(e.vpl.ids)) + 8*uint64(len(e.bu.remote))
 	if e.multi.bag != nil {
 		b += e.multi.bag.bytes()
 	}

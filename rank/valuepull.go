@@ -7,6 +7,7 @@ import (
 
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/balance"
+	"github.com/dmg-hpc/dmg/reduce"
 )
 
 // valuePulls is the value pull's state: whether the job may use it
@@ -23,6 +24,12 @@ type valuePulls struct {
 	// the identity), so a run for another chunk is filtered against them
 	// before it is sent (reduce.Op.KeepBelow).
 	bounded bool
+	// ids is far in 4 bytes (reduce.NarrowID) for a kernel whose values
+	// are vertex ids (narrowsIDs): the relaxed value pull gathers from
+	// it, loading half the bytes at random from a cache the fabric's
+	// copies share, and stores a label it lowers in both. Each worker
+	// narrows its share after reading the words (readContribs).
+	ids []uint32
 }
 
 // The value pull (Config.NoValuePull turns it off): how a dense pull
@@ -71,6 +78,15 @@ func (e *engine) holdsSources() bool { return e.vpl.on && e.mode.sources() != so
 // computes the same.
 func (e *engine) boundsValues() bool {
 	return e.holdsSources() && e.spec.Relax && e.op.IsMin() && e.mode.sources() == sourcesRead && !e.cfg.NoRelax
+}
+
+// narrowsIDs says the value pull gathers from a 4-byte copy of far
+// (valuePulls.ids): a bounded value pull (boundsValues) of a kernel whose
+// values are vertex ids, on a graph whose ids leave reduce.NoID free, with
+// room for the copy within ValuePullMax.
+func (e *engine) narrowsIDs() bool {
+	n := uint64(e.st.N())
+	return e.boundsValues() && e.spec.VertexIDs && !e.cfg.NoNarrow && n < reduce.NoID && 12*n <= e.cfg.ValuePullMax
 }
 
 // contribsOnDM says the owners keep their contributions on DM
@@ -147,7 +163,8 @@ func (e *engine) shareContribs() error {
 }
 
 // readContribs reads every other chunk's contributions from DM into e.vpl.far,
-// whose own chunk is e.contrib itself. The workers read a share each.
+// whose own chunk is e.contrib itself. The workers read a share each, and
+// narrow it into e.vpl.ids for a value pull that gathers from them.
 func (e *engine) readContribs(wk *worker, w int) error {
 	lo, hi := e.vertexShare(w)
 	read := func(x, y uint32) error {
@@ -162,7 +179,15 @@ func (e *engine) readContribs(wk *worker, w int) error {
 	if err := read(lo, min(hi, e.lo)); err != nil {
 		return err
 	}
-	return read(max(lo, e.hi), hi)
+	if err := read(max(lo, e.hi), hi); err != nil {
+		return err
+	}
+	if e.vpl.ids != nil && e.it.vpull {
+		for v, x := range e.vpl.far[lo:hi] {
+			e.vpl.ids[lo+uint32(v)] = reduce.NarrowID(x)
+		}
+	}
+	return nil
 }
 
 // readSources reads the contributions of the vertices src from DM, a READ

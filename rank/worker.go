@@ -8,6 +8,7 @@ import (
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/balance"
 	"github.com/dmg-hpc/dmg/dmstore"
+	"github.com/dmg-hpc/dmg/reduce"
 	"github.com/dmg-hpc/dmg/update"
 	"github.com/dmg-hpc/dmg/verbs"
 )
@@ -403,16 +404,34 @@ func (wk *worker) pull(a *adj, src []uint32, ws []float32) error {
 		// hub's pieces, and a vertex the RefRD puller may fold into,
 		// only read. Idle sources are read too: their contributions
 		// are their values or the identity, which change nothing.
-		if a.from > 0 || a.to < a.deg || e.pull != nil {
-			if r := e.op.GatherRelaxed(e.op.Identity(), contrib, base, src, ws); r != e.op.Identity() {
+		// A vertex's labels gather from their 4-byte copy where the
+		// value pull keeps one (valuePulls.ids).
+		piece := a.from > 0 || a.to < a.deg || e.pull != nil
+		r := acc[i]
+		if piece {
+			r = e.op.Identity()
+		}
+		ids := e.vpl.ids
+		if !e.it.vpull {
+			ids = nil
+		}
+		if ids != nil {
+			r = reduce.WidenID(reduce.MinIDsRelaxed(reduce.NarrowID(r), ids, src))
+		} else {
+			r = e.op.GatherRelaxed(r, contrib, base, src, ws)
+		}
+		if piece {
+			if r != e.op.Identity() {
 				e.op.FoldAtomic(&acc[i], r)
 			}
 			return nil
 		}
-		r := e.op.GatherRelaxed(acc[i], contrib, base, src, ws)
 		acc[i] = r
 		if e.op.Better(r, e.val[i]) {
 			atomic.StoreUint64(&contrib[a.v-base], r)
+			if ids != nil {
+				atomic.StoreUint32(&ids[a.v], reduce.NarrowID(r))
+			}
 		}
 		return nil
 	}

@@ -385,6 +385,33 @@ func (o Op) GatherRelaxed(acc uint64, contrib []uint64, base uint32, src []uint3
 	return acc
 }
 
+// NoID is the 4-byte word of a minimum over vertex ids that holds no id:
+// the identity's (NarrowID).
+const NoID = math.MaxUint32
+
+// NarrowID is a word of a minimum over vertex ids (algo.Spec.VertexIDs) in
+// 4 bytes: the id, or NoID for the identity. Every id of a graph of fewer
+// than NoID vertices fits.
+func NarrowID(x uint64) uint32 { return uint32(min(x, NoID)) }
+
+// WidenID is NarrowID's inverse: id x's word, or the identity for NoID.
+func WidenID(x uint32) uint64 {
+	if x == NoID {
+		return math.MaxUint64
+	}
+	return uint64(x)
+}
+
+// MinIDsRelaxed is GatherRelaxed for a minimum over vertex ids held in 4
+// bytes (NarrowID): the least of acc and the sources' ids[u], half the
+// bytes loaded at random.
+func MinIDsRelaxed(acc uint32, ids []uint32, src []uint32) uint32 {
+	for _, u := range src {
+		acc = min(acc, atomic.LoadUint32(&ids[u]))
+	}
+	return acc
+}
+
 func (o Op) gatherActive(acc uint64, contrib []uint64, active []uint64, base uint32, src []uint32, w []float32, first bool) uint64 {
 	for i, u := range src {
 		j := u - base
