@@ -407,9 +407,9 @@ func (wk *worker) pull(a *adj, src []uint32, ws []float32) error {
 		// A vertex's labels gather from their 4-byte copy where the
 		// value pull keeps one (valuePulls.ids).
 		piece := a.from > 0 || a.to < a.deg || e.pull != nil
-		r := acc[i]
-		if piece {
-			r = e.op.Identity()
+		r := e.op.Identity() // a piece's accumulator is shared: not read
+		if !piece {
+			r = acc[i]
 		}
 		ids := e.vpl.ids
 		if !e.it.vpull {
