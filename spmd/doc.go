@@ -8,7 +8,10 @@
 // DMG needs: barriers between phases, the all-gather of fabric endpoint
 // addresses and memory keys ("QP exchange"), broadcasts, and small
 // reductions. No graph data ever travels through spmd; package verbs moves
-// it with one-sided operations.
+// it with one-sided operations. Under MPI the world's barrier and
+// all-reduces are non-blocking collectives waited for with sleeps once the
+// wait is long, so a rank waiting through another's phase (a memory node
+// through an iteration) leaves the cores to the ranks computing.
 //
 // Roles: with --roles cn:C,mn:M world ranks 0..C-1 are compute nodes and
 // C..C+M-1 memory nodes. NewWorld checks the layout against the world size

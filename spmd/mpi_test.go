@@ -5,7 +5,9 @@ package spmd_test
 import (
 	"os"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dmg-hpc/dmg/spmd"
 	"github.com/dmg-hpc/dmg/spmd/mpitest"
@@ -16,6 +18,7 @@ func TestMain(m *testing.M) {
 	mpitest.Main(m, map[string]func() error{
 		"collectives": mpiCollectives,
 		"abort":       mpiAbort,
+		"idle-wait":   mpiIdleWait,
 	})
 }
 
@@ -56,6 +59,50 @@ func mpiAbort() error {
 		rt.Abort(7)
 	}
 	return rt.World().Barrier()
+}
+
+// mpiIdleWait: the last rank reaches a barrier and an all-reduce a second
+// after the others, which must wait for it without spending the second's
+// CPU (Open MPI's blocking collectives poll and yield, a core each while
+// nothing else runs), and still sum right.
+func mpiIdleWait() error {
+	rt, err := spmd.StartMPI()
+	if err != nil {
+		return err
+	}
+	w := rt.World()
+	last := w.Rank() == w.Size()-1
+	cpu := func() time.Duration {
+		var u syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &u)
+		return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+	}
+	for _, step := range []string{"barrier", "all-reduce"} {
+		if last {
+			time.Sleep(time.Second)
+		}
+		c0, t0 := cpu(), time.Now()
+		v := []float64{float64(w.Rank() + 1)}
+		if step == "barrier" {
+			err = w.Barrier()
+		} else {
+			err = w.AllReduceFloat64(v, spmd.Sum)
+		}
+		if err != nil {
+			return err
+		}
+		if n := float64(w.Size()); step != "barrier" && v[0] != n*(n+1)/2 {
+			return errors.Errorf("rank %d: the all-reduce summed %v, want %v", w.Rank(), v[0], n*(n+1)/2)
+		}
+		if used, waited := cpu()-c0, time.Since(t0); !last && used > waited*3/10 {
+			return errors.Errorf("rank %d: waiting %v in a %s took %v of CPU", w.Rank(), waited, step, used)
+		}
+	}
+	return rt.Finalize()
+}
+
+func TestMPIWaitsIdle(t *testing.T) {
+	mpitest.Run(t, 3, "idle-wait")
 }
 
 func TestMPICollectives(t *testing.T) {
