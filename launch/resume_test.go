@@ -53,6 +53,26 @@ var keptRE = regexp.MustCompile(`checkpoint after iteration \d+ \((\d+) iteratio
 // checkpoint kept.
 func (s *served) killAfter(t *testing.T, cn, victim, least int, name, algo string, extra ...string) int {
 	t.Helper()
+	// Under load the checkpoint lines reach the test late, and a short
+	// run (SSSP's 400 iterations on a path) may end before the kill
+	// lands: its rank 0 has printed the report and the pool lists no
+	// run. Such an attempt proves nothing; the run is started again.
+	for try := 1; ; try++ {
+		kept, finished := s.killOnce(t, cn, victim, least, name, algo, extra...)
+		if !finished {
+			return kept
+		}
+		if try == 3 {
+			t.Fatalf("%s: the run ended before rank %d's kill landed, %d times", algo, victim, try)
+		}
+		t.Logf("%s: the run ended before rank %d's kill landed (checkpoint %d); again", algo, victim, kept)
+	}
+}
+
+// killOnce is one attempt of killAfter: the checkpoint reached, and
+// whether the run had ended (its report printed) before the kill.
+func (s *served) killOnce(t *testing.T, cn, victim, least int, name, algo string, extra ...string) (int, bool) {
+	t.Helper()
 	args := append([]string{"--roles", fmt.Sprintf("cn:%d", cn), "-v", "run", "--pool-file", s.path, "--name", name, "--algo", algo}, extra...)
 	p := startMPI(t, 2*time.Minute, cn, args...)
 	deadline := time.Now().Add(60 * time.Second)
@@ -83,14 +103,14 @@ func (s *served) killAfter(t *testing.T, cn, victim, least int, name, algo strin
 	if !p.wait(30 * time.Second) {
 		t.Fatalf("%s: the job went on 30 s after rank %d was killed:\n%s", algo, victim, p.hung())
 	}
-	if p.code == 0 {
-		t.Fatalf("%s: the job ended well though rank %d was killed: %s", algo, victim, p)
+	if p.code == 0 { // it ended before the kill: killAfter tries again
+		return kept, true
 	}
 	if m := keptRE.FindAllStringSubmatch(p.err.String(), -1); len(m) > 0 {
 		kept, _ = strconv.Atoi(m[len(m)-1][1])
 	}
 	t.Logf("%s: killed rank %d after a checkpoint of %d iterations", algo, victim, kept)
-	return kept
+	return kept, strings.Contains(p.out.String(), "DMG "+algo+" on ")
 }
 
 // rankPID finds the pid of world rank r of job p.
