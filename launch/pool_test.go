@@ -53,24 +53,31 @@ func sessionPIDs(sid int) []int {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 4 || f[0] == "Z" || f[0] == "X" {
-			continue
-		}
-		if sess, _ := strconv.Atoi(f[3]); sess == sid {
+		if sess, live := liveSession(pid); live && sess == sid {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
+}
+
+// liveSession reports whether process pid exists and is not a zombie,
+// and if so its session.
+func liveSession(pid int) (session int, live bool) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 4 || f[0] == "Z" || f[0] == "X" {
+		return 0, false
+	}
+	session, _ = strconv.Atoi(f[3])
+	return session, true
 }
 
 // killSession kills every process of session sid (an mpirun and its ranks).

@@ -224,27 +224,15 @@ func TestDeadPeerEndsJob(t *testing.T) {
 		want string
 	}{{3, "rank 3 (mn 1, pid %d on "}, {0, "rank 0 (cn 0, pid %d on "}} {
 		t.Run(fmt.Sprintf("rank%d", c.rank), func(t *testing.T) {
-			cmd := exec.Command(mpitest.Mpirun(t), "-np", "4", dmgBin(t), "--roles", "cn:2,mn:2", "run", "--algo", "pagerank", "--graph", "kron:17", "--iterations", "200")
-			cmd.Env = append(os.Environ(), mpitest.Env()...)
-			var out syncBuffer
-			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			// Wait until the ranks compute, then kill one of them.
-			var victim int
-			for deadline := time.Now().Add(60 * time.Second); victim == 0 && time.Now().Before(deadline); {
-				time.Sleep(500 * time.Millisecond)
-				if len(rankPIDs(t, cmd.Process.Pid)) == 4 {
-					time.Sleep(2 * time.Second)
-					victim = rankPIDs(t, cmd.Process.Pid)[c.rank]
-				}
-			}
-			if victim == 0 {
+			// The run is endless and computing before the victim is
+			// chosen: a run that could end first left the test looking
+			// for ranks that had already exited.
+			cmd, out, done := startComputing(t, "cn:2,mn:2", 4, "--iterations", "1000000")
+			pids := rankPIDs(t, cmd.Process.Pid)
+			victim, ok := pids[c.rank]
+			if !ok {
 				cmd.Process.Kill()
-				t.Fatal("no rank process found")
+				t.Fatalf("no pid for rank %d", c.rank)
 			}
 			killed := time.Now()
 			if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
@@ -266,11 +254,7 @@ func TestDeadPeerEndsJob(t *testing.T) {
 				cmd.Process.Kill()
 				t.Fatalf("job still running 60 s after a rank died:\n%s", out.String())
 			}
-			// No rank of that job may be left.
-			time.Sleep(time.Second)
-			if b, _ := exec.Command("pgrep", "-f", dmgBin(t)+" --roles cn:2,mn:2 run").Output(); len(strings.TrimSpace(string(b))) > 0 {
-				t.Errorf("ranks still running: %s", b)
-			}
+			ranksGone(t, pids)
 		})
 	}
 }
@@ -370,6 +354,30 @@ func rankPIDs(t *testing.T, mpirun int) map[int]int {
 	return out
 }
 
+// ranksGone fails the test if a rank of an ended job (pids, by rank) is
+// still alive (a zombie has ended) 3 s later; it kills what it finds.
+func ranksGone(t *testing.T, pids map[int]int) {
+	t.Helper()
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		left := map[int]int{}
+		for r, pid := range pids {
+			if _, live := liveSession(pid); live {
+				left[r] = pid
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for r, pid := range left {
+				syscall.Kill(pid, syscall.SIGKILL)
+				t.Errorf("rank %d (pid %d) still running 3 s after the job ended", r, pid)
+			}
+			return
+		}
+	}
+}
+
 // startComputing starts a long PageRank under mpirun with -v and waits
 // until rank 0 logs its third iteration.
 func startComputing(t *testing.T, roles string, np int, extra ...string) (*exec.Cmd, *syncBuffer, chan error) {
@@ -445,15 +453,7 @@ func TestPeerStalled(t *testing.T) {
 			if n := strings.Count(msg, "peers stalled: "); n != 1 || !strings.Contains(msg, c.want) {
 				t.Errorf("%d stall lines; want one containing %q:\n%s", n, c.want, msg)
 			}
-			for _, pid := range pids {
-				if err := syscall.Kill(pid, 0); err == nil {
-					time.Sleep(2 * time.Second)
-					if syscall.Kill(pid, 0) == nil {
-						syscall.Kill(pid, syscall.SIGKILL)
-						t.Errorf("rank process %d still alive after the job ended", pid)
-					}
-				}
-			}
+			ranksGone(t, pids)
 		})
 	}
 }

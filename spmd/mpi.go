@@ -185,10 +185,10 @@ func mpiErr(rc C.int, what string) error {
 // communicator: doubles, or int64s.
 func allreduceWorld[T float64 | int64](out, in []T, op Op) error {
 	_, dbl := any(in[0]).(float64)
-	return mpiErr(C.dmg_allreduce(unsafe.Pointer(&in[0]), unsafe.Pointer(&out[0]), C.int(len(in)), C.int(cbool(dbl)), C.int(op)), "allreduce")
+	return mpiErr(C.dmg_allreduce(unsafe.Pointer(&in[0]), unsafe.Pointer(&out[0]), C.int(len(in)), cbool(dbl), C.int(op)), "allreduce")
 }
 
-func cbool(b bool) int {
+func cbool(b bool) C.int {
 	if b {
 		return 1
 	}
@@ -271,35 +271,27 @@ func mpiOp(op Op) mpi.Op {
 }
 
 func (c *mpiComm) AllReduceInt64(vals []int64, op Op) error {
-	if len(vals) == 0 {
-		return nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make([]int64, len(vals))
-	if c.world {
-		if err := allreduceWorld(out, vals, op); err != nil {
-			return err
-		}
-	} else if err := c.c.AllreduceInt64s(out, vals, mpiOp(op), 0); err != nil {
-		return errors.Wrap(err, "spmd: allreduce")
-	}
-	copy(vals, out)
-	return nil
+	return allreduce(c, vals, op, c.c.AllreduceInt64s)
 }
 
 func (c *mpiComm) AllReduceFloat64(vals []float64, op Op) error {
+	return allreduce(c, vals, op, c.c.AllreduceFloat64s)
+}
+
+// allreduce reduces vals in place across c: on the world communicator by
+// allreduceWorld, on others by gompi's blocking call for T.
+func allreduce[T float64 | int64](c *mpiComm, vals []T, op Op, blocking func(out, in []T, op mpi.Op, root int) error) error {
 	if len(vals) == 0 {
 		return nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]float64, len(vals))
+	out := make([]T, len(vals))
 	if c.world {
 		if err := allreduceWorld(out, vals, op); err != nil {
 			return err
 		}
-	} else if err := c.c.AllreduceFloat64s(out, vals, mpiOp(op), 0); err != nil {
+	} else if err := blocking(out, vals, mpiOp(op), 0); err != nil {
 		return errors.Wrap(err, "spmd: allreduce")
 	}
 	copy(vals, out)
