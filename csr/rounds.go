@@ -177,9 +177,11 @@ func cutRounds(deg, in []uint32, lo, hi uint32, r int, align uint32) []uint32 {
 func roundOf(bounds []uint32, v uint64) int { return owners(bounds).of(v) }
 
 // roundWindows cuts the share's rounds (bounds, from the share's Lo)
-// into windows of so.RowBytes (windows), a round that fits being one
-// window: at least one window, empty if the share is.
+// into windows of so.RowBytes, or so.WindowBytes if smaller (windows), a
+// round that fits being one window: at least one window, empty if the
+// share is.
 func roundWindows(deg, in []uint32, bounds []uint32, weighted bool, so ShareOptions) []uint32 {
+	so.RowBytes = so.cut()
 	lo := bounds[0]
 	wins := []uint32{lo}
 	for k := range len(bounds) - 1 {

@@ -80,6 +80,46 @@ func TestRoundWindows(t *testing.T) {
 	if got, want := roundWindows(nil, nil, []uint32{4, 4, 4}, false, so), []uint32{4, 4}; !slices.Equal(got, want) {
 		t.Fatalf("an empty share: windows %v, want %v", got, want)
 	}
+	// WindowBytes below RowBytes cuts every round at it: 72 B is one
+	// vertex of 10 edges.
+	small := ShareOptions{RowBytes: 1000, WindowBytes: 72, Align: 1}
+	if got, want := roundWindows(deg, nil, []uint32{0, 3, 6}, false, small), []uint32{0, 1, 2, 3, 4, 6}; !slices.Equal(got, want) {
+		t.Fatalf("WindowBytes: windows %v, want %v", got, want)
+	}
+}
+
+// TestWindowBytes: a staged share past RowBytes is cut at WindowBytes
+// when its windows read only their own records, and at RowBytes when
+// each window's pass goes over the CN's kept edges; a share within
+// RowBytes is built whole either way.
+func TestWindowBytes(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		o     Options
+		so    ShareOptions
+		least int // windows of the first CN, at least
+		most  int // and at most (0: built whole)
+	}{
+		{"cut small", Options{KeepBytes: -1}, ShareOptions{In: true, RowBytes: 120_000, WindowBytes: 10_000, Align: 4}, 40, 1 << 20},
+		{"at RowBytes", Options{KeepBytes: -1}, ShareOptions{In: true, RowBytes: 120_000, Align: 4}, 2, 10},
+		{"kept edges", Options{}, ShareOptions{In: true, RowBytes: 120_000, WindowBytes: 10_000, Align: 4}, 2, 10},
+		{"within RowBytes", Options{KeepBytes: -1}, ShareOptions{In: true, RowBytes: 1 << 30, WindowBytes: 10_000, Align: 4}, 0, 0},
+		{"rounds", Options{KeepBytes: -1}, ShareOptions{In: true, RowBytes: 120_000, WindowBytes: 10_000, StageBytes: 900_000, Align: 4}, 40, 1 << 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			shares, _, err := stagedShares(t, "kron:13", c.o, c.so, 2, 1, "balanced", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			if sh := shares[0]; sh.Windowed() {
+				n = len(sh.win.bounds) - 1
+			}
+			if n < c.least || n > c.most {
+				t.Fatalf("%d windows, want %d to %d", n, c.least, c.most)
+			}
+		})
+	}
 }
 
 // A CN whose sweep fails in rounds hands its error to the others at

@@ -224,6 +224,14 @@ type ShareOptions struct {
 	// and Share.Windows builds them a window of vertices at a time,
 	// each window in a pass over the input of its own.
 	RowBytes int64
+	// WindowBytes, if positive and below RowBytes, is what the windows of
+	// a windowed share are cut at when each window's pass reads only its
+	// own edges (a staged read's, when the CN keeps none of its own):
+	// rows that fit the processor's cache take their edges from the
+	// scatter and are sorted at the cache's speed, not memory's.
+	// RowBytes still decides whether the share is windowed at all.
+	// Windows that each pass over the whole input ignore it.
+	WindowBytes int64
 	// Progress, if set, is told how many bytes of its input this CN has
 	// parsed, of how many, as OpenProgress's callback is (OpenStaged:
 	// its byte range, on its first parse).
@@ -349,6 +357,7 @@ func openShare(spec string, opts Options, so ShareOptions, part func(deg []uint6
 	if err != nil {
 		return nil, nil, err
 	}
+	so.WindowBytes = 0 // every window is a pass over the input
 	wins := windows(d32, in32, lo, hi, rowsWeighted(h.weighted, &o), so)
 	return finishShare(spec, &o, so, pass, h, d32, in32, wins, lo, hi, t, undirected, wantIn)
 }

@@ -12,12 +12,21 @@ import (
 // Ids are small unsigned integers, so rows are sorted by their digits
 // instead: a row that fits radixScratch by least significant digit first
 // through a scratch buffer, a larger one by its most significant digit
-// in place (an American flag sort) until its buckets fit. Short rows are
+// in place (an American flag sort) until its buckets fit. A shorter row
+// goes through the scratch buffer into buckets of its top digit, a
+// bucket for every id or two, which it then sorts by insertion: on rows
+// of random ids the comparisons of a sort mispredict half their
+// branches. BenchmarkSortIDs on a quiet machine, ns an id (26-bit ids,
+// every row different): 16 ids 12.4 by buckets against 13.5 by
+// pdqsort, 64 ids 10.9 against 22.6, 256 ids 9.1 against 29.4 (8.2 by
+// digits), 767 ids 9.6 and 34.7 (5.8 by digits). The shortest rows are
 // sorted by comparison, which costs less than clearing a histogram.
 
 const (
+	// bucketMin is the shortest row sorted by buckets.
+	bucketMin = 16
 	// radixMin is the shortest row sorted by digits.
-	radixMin = 768
+	radixMin = 256
 	// radixScratch is the longest row sorted through the scratch buffer
 	// (256 KiB of it).
 	radixScratch = 1 << 16
@@ -29,8 +38,7 @@ const (
 // grow (to radixScratch at most) and returns for the next call.
 func sortIDs(d, tmp []uint32) []uint32 {
 	if len(d) < radixMin {
-		slices.Sort(d)
-		return tmp
+		return sortShort(d, tmp)
 	}
 	var or uint32
 	for _, x := range d {
@@ -42,16 +50,13 @@ func sortIDs(d, tmp []uint32) []uint32 {
 // sortBits sorts d, whose ids are below 2^width.
 func sortBits(d []uint32, width uint, tmp []uint32) []uint32 {
 	switch {
-	case len(d) < radixMin || width == 0:
-		if width > 0 {
-			slices.Sort(d)
-		}
+	case width == 0:
 		return tmp
+	case len(d) < radixMin:
+		return sortShort(d, tmp)
 	case len(d) <= radixScratch:
-		if cap(tmp) < len(d) {
-			tmp = make([]uint32, radixScratch)
-		}
-		lsd(d, tmp[:len(d)], width)
+		tmp = scratch(tmp, len(d))
+		lsd(d, tmp, width)
 		return tmp
 	}
 	shift := width - min(width, radixMSD)
@@ -115,4 +120,71 @@ func lsd(d, tmp []uint32, width uint) {
 	if passes%2 == 1 {
 		copy(d, src)
 	}
+}
+
+// scratch is tmp if it holds n ids, else a new radixScratch buffer, cut
+// to n.
+func scratch(tmp []uint32, n int) []uint32 {
+	if cap(tmp) < n {
+		tmp = make([]uint32, radixScratch)
+	}
+	return tmp[:n]
+}
+
+// sortShort sorts a row shorter than radixMin: by comparison below
+// bucketMin, else by buckets through tmp.
+func sortShort(d, tmp []uint32) []uint32 {
+	if len(d) < bucketMin {
+		slices.Sort(d)
+		return tmp
+	}
+	tmp = scratch(tmp, len(d))
+	bucketSort(d, tmp)
+	return tmp
+}
+
+// bucketSort sorts d (below radixMin ids) through tmp (as long as d):
+// one pass into buckets of the top digit of each id's distance from the
+// least, about one bucket per id (256 at most), then each bucket by
+// insertion, or by comparison if ids that cluster made it long.
+func bucketSort(d, tmp []uint32) {
+	lo, hi := d[0], d[0]
+	for _, x := range d[1:] {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	span := uint(bits.Len32(hi - lo))
+	if span == 0 {
+		return // one id, repeated
+	}
+	digit := min(uint(bits.Len(uint(len(d))))-1, 8, span)
+	shift := span - digit
+	var count, next [1<<8 + 1]uint16 // radixMin ids fit
+	c := count[:1<<digit+1]
+	for _, x := range d {
+		c[(x-lo)>>shift+1]++
+	}
+	for b := 1; b < len(c); b++ {
+		c[b] += c[b-1]
+	}
+	copy(next[:], c)
+	for _, x := range d {
+		k := (x - lo) >> shift
+		tmp[next[k]] = x
+		next[k]++
+	}
+	for b := range len(c) - 1 {
+		s := tmp[c[b]:c[b+1]]
+		if len(s) > 12 {
+			slices.Sort(s)
+			continue
+		}
+		for i := 1; i < len(s); i++ {
+			x, j := s[i], i
+			for ; j > 0 && s[j-1] > x; j-- {
+				s[j] = s[j-1]
+			}
+			s[j] = x
+		}
+	}
+	copy(d, tmp)
 }

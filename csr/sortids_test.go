@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// TestSortIDs sorts rows of every path (by comparison, through the
-// scratch buffer, in place by the top digit then either) against
+// TestSortIDs sorts rows of every path (by comparison, by buckets,
+// through the scratch buffer, in place by the top digit then either) against
 // slices.Sort: random ids of several widths, runs of one id, and rows
 // already sorted or reversed.
 func TestSortIDs(t *testing.T) {
@@ -25,7 +25,13 @@ func TestSortIDs(t *testing.T) {
 		d    []uint32
 	}{
 		{"empty", nil},
-		{"short", random(100, 26)},
+		{"short", random(bucketMin-1, 26)},
+		{"buckets", random(100, 26)},
+		{"buckets, one short of radixMin", random(radixMin-1, 26)},
+		{"buckets, clustered", append(random(150, 4), random(100, 30)...)},
+		{"buckets, one id", slices.Repeat([]uint32{1 << 30}, 200)},
+		{"buckets, two ids", append(slices.Repeat([]uint32{5}, 120), slices.Repeat([]uint32{1 << 31}, 120)...)},
+		{"buckets, 32 bits", random(200, 32)},
 		{"at radixMin", random(radixMin, 26)},
 		{"scratch, 1 pass", random(5000, 9)},
 		{"scratch, 3 passes", random(5000, 26)},
@@ -84,22 +90,25 @@ func FuzzSortIDs(f *testing.F) {
 }
 
 // BenchmarkSortIDs sorts rows of kron:26-like ids (26 bits) of several
-// lengths by digits and by slices.Sort: ns per id.
+// lengths by digits and by slices.Sort: ns per id. The rows are all
+// different (about 2 Mi ids a round): sorting one row over and over
+// lets the branch predictor learn its comparisons.
 func BenchmarkSortIDs(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{16, 256, 1024, 4096, 1 << 16, 1 << 20, 1 << 24} {
-		src := make([]uint32, n)
+	for _, n := range []int{16, 24, 32, 64, 128, 256, 512, 767, 1024, 4096, 1 << 16, 1 << 20, 1 << 24} {
+		rows := max(1, (1<<21)/n)
+		src := make([]uint32, n*rows)
 		for i := range src {
 			src[i] = uint32(r.Uint64() & (1<<26 - 1))
 		}
-		rows := max(1, (1<<22)/n) // about 4 Mi ids a round
-		d := make([]uint32, n)
+		all := make([]uint32, len(src))
 		for _, by := range []string{"digits", "compare"} {
 			b.Run(by+"/"+strconv.Itoa(n), func(b *testing.B) {
 				var tmp []uint32
 				for range b.N {
-					for range rows {
-						copy(d, src)
+					copy(all, src)
+					for k := range rows {
+						d := all[k*n : (k+1)*n]
 						if by == "digits" {
 							tmp = sortIDs(d, tmp)
 						} else {

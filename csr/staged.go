@@ -1266,14 +1266,18 @@ func (s *staged) cutParts(st Stage, deg, in []uint32, weighted bool, err error) 
 	p := s.p
 	var wins []uint32
 	var payload []byte
+	so := s.so
+	if s.local {
+		so.WindowBytes = 0 // every window's pass goes over the kept edges
+	}
 	if err == nil {
 		lo, hi := s.bounds[s.cn], s.bounds[s.cn+1]
 		sp := stageParts{Rounds: []uint32{lo, hi}}
 		if p.rounds > 1 {
-			sp.Rounds = cutRounds(deg, in, lo, hi, p.rounds, s.so.align())
-			wins = roundWindows(deg, in, sp.Rounds, weighted, s.so)
+			sp.Rounds = cutRounds(deg, in, lo, hi, p.rounds, so.align())
+			wins = roundWindows(deg, in, sp.Rounds, weighted, so)
 		} else {
-			wins = windows(deg, in, lo, hi, weighted, s.so)
+			wins = windows(deg, in, lo, hi, weighted, so)
 		}
 		if sp.Parts = wins; wins == nil {
 			sp.Parts = sp.Rounds

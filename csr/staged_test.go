@@ -248,6 +248,8 @@ func TestStagedMatchesShare(t *testing.T) {
 		// the windows, from kept, spilled or generated edges.
 		{"kron rounds", "kron:13", Options{KeepBytes: -1}, ShareOptions{In: true, StageBytes: 400_000, Align: 4}},
 		{"kron rounds and windows", "kron:13", Options{KeepBytes: -1, Weighted: true}, ShareOptions{In: true, RowBytes: 60_000, StageBytes: 900_000, Align: 4}},
+		{"kron rounds and small windows", "kron:13", Options{KeepBytes: -1, Weighted: true}, ShareOptions{In: true, RowBytes: 60_000, WindowBytes: 8000, StageBytes: 900_000, Align: 4}},
+		{"kron undirected small windows", "kron:13", Options{KeepBytes: -1, Undirected: true}, ShareOptions{RowBytes: 60_000, WindowBytes: 8000, Align: 4}},
 		{"kron undirected rounds", "kron:13", Options{Undirected: true}, ShareOptions{StageBytes: 300_000, Align: 4}},
 		{"el rounds", el, Options{}, ShareOptions{In: true, StageBytes: 3000, Align: 4}},
 		{"sparse wel rounds nothing kept", swel, Options{KeepBytes: -1}, ShareOptions{In: true, StageBytes: 5000, Align: 2}},

@@ -27,10 +27,10 @@ type windowed struct {
 
 // windows cuts the share [lo, hi) into windows whose rows (out-rows by
 // deg, in-rows by in when not nil, both the share's) fit so.RowBytes,
-// each a whole number of so.Align vertices from lo (the last one
-// excepted), and at least one such step. A row costs its entries and
-// rowBytes of offsets and counts while it is built. It returns nil when
-// the whole share fits.
+// or so.WindowBytes when it is smaller, each a whole number of so.Align
+// vertices from lo (the last one excepted), and at least one such step.
+// A row costs its entries and rowBytes of offsets and counts while it is
+// built. It returns nil when the whole share fits so.RowBytes.
 func windows(deg, in []uint32, lo, hi uint32, weighted bool, so ShareOptions) []uint32 {
 	if so.RowBytes <= 0 {
 		return nil
@@ -44,7 +44,7 @@ func windows(deg, in []uint32, lo, hi uint32, weighted bool, so ShareOptions) []
 		rows *= 2
 	}
 	align := uint64(so.align())
-	budget := uint64(so.RowBytes)
+	budget := uint64(so.cut())
 	bounds := []uint32{lo}
 	var used, total uint64
 	for a := uint64(lo); a < uint64(hi); {
@@ -64,10 +64,19 @@ func windows(deg, in []uint32, lo, hi uint32, weighted bool, so ShareOptions) []
 		used, total = used+c, total+c
 		a = b
 	}
-	if total <= budget {
+	if total <= uint64(so.RowBytes) {
 		return nil
 	}
 	return append(bounds, hi)
+}
+
+// cut is the size windows are cut at: RowBytes, or WindowBytes if it is
+// positive and smaller.
+func (so ShareOptions) cut() int64 {
+	if so.WindowBytes > 0 && so.WindowBytes < so.RowBytes {
+		return so.WindowBytes
+	}
+	return so.RowBytes
 }
 
 // rowBytes is what a row costs beside its entries while a share builds

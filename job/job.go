@@ -67,6 +67,10 @@ type Config struct {
 	// RowBytes bounds the rows a CN builds at once
 	// (csr.ShareOptions.RowBytes, at least MinRowBytes); 0: no bound.
 	RowBytes int64
+	// WindowBytes is what a windowed share's windows are cut at when
+	// each reads only its own records (csr.ShareOptions.WindowBytes;
+	// the command line sets WindowBytes); 0: at RowBytes.
+	WindowBytes int64
 	// StageBytes bounds the edges a staged read holds in DM at once
 	// (csr.ShareOptions.StageBytes: past it, rounds); 0: no bound.
 	StageBytes int64
@@ -565,7 +569,7 @@ func prepare(cfg *Config, alg algo.Algorithm, wantIn bool, out *Outcome, w *spmd
 		out.PartS = time.Since(t).Seconds()
 		return chunks[w.Index], chunks[w.Index+1], nil
 	}
-	so := csr.ShareOptions{In: wantIn, RowBytes: cfg.RowBytes, StageBytes: cfg.StageBytes, Align: uint32(cfg.Layout.BatchVertices), Progress: cfg.ReadProgress}
+	so := csr.ShareOptions{In: wantIn, RowBytes: cfg.RowBytes, WindowBytes: cfg.WindowBytes, StageBytes: cfg.StageBytes, Align: uint32(cfg.Layout.BatchVertices), Progress: cfg.ReadProgress}
 	var sh *csr.Share
 	var meta *csr.Meta
 	var err error

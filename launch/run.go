@@ -214,6 +214,7 @@ func (r *runFlags) jobConfig(j *Job) (job.Config, error) {
 	cfg.Csr.HostReaders = j.HostCNs()
 	cfg.NoStage = r.noStage
 	cfg.RowBytes = max(int64(b), job.MinRowBytes)
+	cfg.WindowBytes = job.WindowBytes
 	if !j.Opts.Local {
 		cfg.ComputeGCPercent = computeGCPercent
 	}
