@@ -44,9 +44,11 @@
 // (window.go): OpenShareWith builds no rows, and Share.Windows builds
 // them a window of vertices at a time, in a pass each, for a caller that
 // measures and loads them window by window (dmstore's SizeRange,
-// LoadOptions.Lo and Hi); a share built whole is its one window. A
-// staged read's windows, which read only their own records, are cut at
-// ShareOptions.WindowBytes, a cache's size, once the share is windowed.
+// LoadOptions.Lo and Hi), or lays them out from Degrees and InDegrees
+// and loads them in one sweep (dmstore's RoomRange); a share built
+// whole is its one window. A staged read's windows, which read only
+// their own records, are cut at ShareOptions.WindowBytes, a cache's
+// size, once the share is windowed.
 // OpenShareWith with ShareOptions.In also keeps their in-edges (Share.In):
 // exactly the rows [lo, hi) of the transpose of the graph Open builds,
 // with the same self-loops and parallel edges and each edge weighing what

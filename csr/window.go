@@ -98,6 +98,24 @@ func (s *Share) Rounds() int {
 // vertices (N, IDs, Directed), and Windows builds them.
 func (s *Share) Windowed() bool { return s.win != nil }
 
+// InDegrees are a windowed share's in-degrees, counted as Degrees are,
+// when it builds in-rows (nil otherwise, and for a share built whole).
+func (s *Share) InDegrees() []uint32 {
+	if s.win == nil || !s.win.wantIn {
+		return nil
+	}
+	return s.win.in
+}
+
+// Weighted reports whether the share's rows carry weights (a windowed
+// share's Graph holds no rows to tell).
+func (s *Share) Weighted() bool {
+	if s.win != nil {
+		return s.win.weighted || s.win.o.Weighted // an unweighted input's weigh 1
+	}
+	return s.Graph.Weights != nil
+}
+
 // Windows calls f with the share's rows: a share built whole calls it
 // once, with Graph, In and [Lo, Hi); a windowed one once per window
 // [lo, hi), with graphs (of every vertex, as Graph and In) whose rows

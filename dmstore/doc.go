@@ -12,7 +12,9 @@
 //     or an integer of 2 or 1 bytes when every weight of the graph is one);
 //   - layout.go plans where every piece goes (Plan, PlanSizes: pure and
 //     deterministic, so every rank computes the same plan) and checks
-//     capacity. A layout starts at offset 0 of every MN's pool, or at
+//     capacity. PlanSizes takes every chunk's sizes, measured from its
+//     rows (SizeRange) or, before they are built, rooms bounded by their
+//     degrees (RoomRange), which LoadOptions.Rooms loads. A layout starts at offset 0 of every MN's pool, or at
 //     LayoutConfig.Base[m]: a second layout, such as the reverse adjacency
 //     of the shares' in-edges (same Bounds, NumMN and EntrySize, its index
 //     entries' segments counted by source chunk), then goes after the first

@@ -283,19 +283,80 @@ func SizeChunk(g *csr.Graph, cfg LayoutConfig, k int) (ChunkSizes, error) {
 // the sizes of a chunk's windows add up (ChunkSizes.Add) to its
 // SizeChunk.
 func SizeRange(g *csr.Graph, cfg LayoutConfig, k int, wlo, whi uint32) (ChunkSizes, error) {
+	return sizeBatches(cfg, g.N, g.Weights != nil, k, wlo, whi, func(c EntryCodec, v uint32, segs []uint32) (uint64, EntryKind, error) {
+		deg := g.Degree(v)
+		if deg > MaxEntryDegree && !cfg.Naive {
+			return 0, 0, errors.Errorf("csr: vertex %d has degree %d; an index entry holds at most %d", v, deg, MaxEntryDegree)
+		}
+		switch {
+		case cfg.Naive:
+			return deg * uint64(c.RecordBytes()), OutOfPlace, nil
+		case !cfg.NoInPlace && deg <= uint64(c.InPlaceCap()):
+			return 0, InPlace, nil
+		case cfg.packs(deg):
+			return c.packedSize(g.Neighbors(v)), OutOfPlace, nil
+		}
+		SegmentLengths(g.Neighbors(v), cfg.Bounds, segs)
+		tb := uint64(c.TableBytes(segs))
+		kind := OutOfPlace
+		if tb > 0 {
+			kind = Overflow
+		}
+		return tb + deg*uint64(c.RecordBytes()), kind, nil
+	})
+}
+
+// RoomRange is SizeRange from degrees alone, for a loader that has not
+// built the rows yet: deg[v-first] bounds vertex v's degree (such as a
+// share's Degrees, counted before self-loops and duplicates are
+// dropped), and every vertex of chunk k in [lo, hi) gets the most room
+// a list of at most that many edges can take: its records and the
+// largest overflow table such a list can need, unless it is sure to be
+// stored in place. A layout planned from rooms is loaded with
+// LoadOptions.Rooms; its InPlace and Overflow count the vertices sure to
+// be so. Packed lists, whose size depends on their ids, have no room,
+// nor have a naive layout's, whose offsets give the lists their lengths.
+func RoomRange(deg []uint32, first uint32, n uint32, weighted bool, cfg LayoutConfig, k int, wlo, whi uint32) (ChunkSizes, error) {
+	if cfg.Packed || cfg.Naive {
+		return ChunkSizes{}, errors.New("csr: a packed or naive layout is sized from its lists, not from degrees")
+	}
+	return sizeBatches(cfg, n, weighted, k, wlo, whi, func(c EntryCodec, v uint32, segs []uint32) (uint64, EntryKind, error) {
+		if v < first || uint64(v-first) >= uint64(len(deg)) {
+			return 0, 0, errors.Errorf("csr: vertex %d has no degree bound (%d from %d)", v, len(deg), first)
+		}
+		deg := uint64(deg[v-first])
+		if !cfg.NoInPlace && deg <= uint64(c.InPlaceCap()) {
+			return 0, InPlace, nil
+		}
+		for i := range segs { // every segment at its longest
+			segs[i] = uint32(min(deg, MaxEntryDegree))
+		}
+		tb := uint64(c.TableBytes(segs))
+		kind := OutOfPlace
+		if tb > 0 {
+			kind = Overflow
+		}
+		return tb + deg*uint64(c.RecordBytes()), kind, nil
+	})
+}
+
+// sizeBatches adds up size over the vertices of chunk k in [wlo, whi),
+// batch by batch, on a few goroutines: size gives a vertex's edge bytes
+// and how its entry is stored (segs is the goroutine's scratch, a
+// length per chunk).
+func sizeBatches(cfg LayoutConfig, n uint32, weighted bool, k int, wlo, whi uint32, size func(c EntryCodec, v uint32, segs []uint32) (uint64, EntryKind, error)) (ChunkSizes, error) {
 	cfg.EnsureDefaults()
-	if err := cfg.Validate(g.N); err != nil {
+	if err := cfg.Validate(n); err != nil {
 		return ChunkSizes{}, err
 	}
 	if k < 0 || k >= len(cfg.Bounds)-1 {
 		return ChunkSizes{}, errors.Errorf("csr: chunk %d of %d", k, len(cfg.Bounds)-1)
 	}
-	codec, err := cfg.codec(g.Weights != nil)
+	codec, err := cfg.codec(weighted)
 	if err != nil {
 		return ChunkSizes{}, err
 	}
 	C := len(cfg.Bounds) - 1
-	rec := uint64(codec.RecordBytes())
 	batches := cfg.batchBounds(k)
 	out := ChunkSizes{EdgeBytes: make([]uint64, len(batches))}
 	var mu sync.Mutex
@@ -306,33 +367,22 @@ func SizeRange(g *csr.Graph, cfg LayoutConfig, k int, wlo, whi uint32) (ChunkSiz
 		for i := lo; i < hi; i++ {
 			var bytes uint64
 			for v := max(batches[i][0], wlo); v < min(batches[i][1], whi); v++ {
-				deg := g.Degree(v)
-				if cfg.Naive {
-					bytes += deg * rec
-					continue
-				}
-				if deg > MaxEntryDegree {
+				b, kind, err := size(codec, v, segs)
+				if err != nil {
 					mu.Lock()
 					if firstErr == nil {
-						firstErr = errors.Errorf("csr: vertex %d has degree %d; an index entry holds at most %d", v, deg, MaxEntryDegree)
+						firstErr = err
 					}
 					mu.Unlock()
 					return
 				}
-				if !cfg.NoInPlace && deg <= uint64(codec.InPlaceCap()) {
+				switch kind {
+				case InPlace:
 					ip++
-					continue
-				}
-				if cfg.packs(deg) {
-					bytes += codec.packedSize(g.Neighbors(v))
-					continue
-				}
-				SegmentLengths(g.Neighbors(v), cfg.Bounds, segs)
-				tb := uint64(codec.TableBytes(segs))
-				if tb > 0 {
+				case Overflow:
 					of++
 				}
-				bytes += tb + deg*rec
+				bytes += b
 			}
 			out.EdgeBytes[i] = bytes
 		}

@@ -39,6 +39,10 @@ type LoadOptions struct {
 	Lo, Hi     uint32
 	Done       LoadProgress
 	ChunkEdges uint64
+	// Rooms says the layout was planned from degree bounds (RoomRange):
+	// a batch's lists may take less than its EdgeBytes, whose rest is
+	// left unwritten.
+	Rooms bool
 }
 
 // LoadReport is what one CN did while loading.
@@ -49,7 +53,11 @@ type LoadReport struct {
 	// destination MN.
 	Bytes, Writes uint64
 	BytesPerMN    []uint64
-	Seconds       float64
+	// InPlace and Overflow count the vertices written in place and the
+	// lists written with an overflow table (Layout.InPlace and Overflow,
+	// as loaded).
+	InPlace, Overflow uint64
+	Seconds           float64
 	// Windows is how many windows of its share the CN built and loaded
 	// one after the other (Share.Windows; 1: the share whole, 0: none
 	// counted); merged, the most of any CN.
@@ -71,6 +79,8 @@ func (r *LoadReport) Merge(o *LoadReport) {
 	r.Edges += o.Edges
 	r.Bytes += o.Bytes
 	r.Writes += o.Writes
+	r.InPlace += o.InPlace
+	r.Overflow += o.Overflow
 	if len(r.BytesPerMN) < len(o.BytesPerMN) {
 		r.BytesPerMN = append(r.BytesPerMN, make([]uint64, len(o.BytesPerMN)-len(r.BytesPerMN))...)
 	}
@@ -127,7 +137,7 @@ func (l *Layout) Load(g *csr.Graph, cn int, eps []verbs.Endpoint, opts LoadOptio
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			lw := loadWorker{l: l, g: g, ep: ep, perMN: make([]uint64, len(l.MN)), segs: make([]uint32, l.NumChunks())}
+			lw := loadWorker{l: l, g: g, ep: ep, perMN: make([]uint64, len(l.MN)), segs: make([]uint32, l.NumChunks()), rooms: opts.Rooms}
 			report := func() {
 				mu.Lock()
 				defer mu.Unlock()
@@ -138,11 +148,13 @@ func (l *Layout) Load(g *csr.Graph, cn int, eps []verbs.Endpoint, opts LoadOptio
 				rep.Edges += lw.edges
 				rep.Bytes += lw.bytes
 				rep.Writes += lw.writes
+				rep.InPlace += lw.inPlace
+				rep.Overflow += lw.overflow
 				for m, b := range lw.perMN {
 					rep.BytesPerMN[m] += b
 					lw.perMN[m] = 0
 				}
-				lw.vertices, lw.edges, lw.bytes, lw.writes = 0, 0, 0, 0
+				lw.vertices, lw.edges, lw.bytes, lw.writes, lw.inPlace, lw.overflow = 0, 0, 0, 0, 0, 0
 				if opts.Progress != nil {
 					opts.Progress(total)
 				}
@@ -203,8 +215,10 @@ type loadWorker struct {
 	queued uint64
 
 	vertices, edges, bytes, writes uint64
+	inPlace, overflow              uint64
 	perMN                          []uint64
 	pendV, pendE                   uint64
+	rooms                          bool
 }
 
 func (lw *loadWorker) write(a verbs.Addr, b []byte) error {
@@ -291,6 +305,7 @@ func (lw *loadWorker) batch(b Batch) error {
 				if err := c.EncodeInPlace(e, nb, w); err != nil {
 					return err
 				}
+				lw.inPlace++
 				continue
 			}
 			if l.Config.packs(deg) {
@@ -305,6 +320,7 @@ func (lw *loadWorker) batch(b Batch) error {
 			tb := uint64(c.TableBytes(lw.segs))
 			if tb > 0 {
 				copy(edges[pos:pos+tb], c.OverflowTable(lw.segs))
+				lw.overflow++
 			}
 			addr, err := verbs.MakeAddr(b.MN, b.EdgeOff+pos+tb)
 			if err != nil {
@@ -317,9 +333,10 @@ func (lw *loadWorker) batch(b Batch) error {
 			pos += tb + deg*rec
 		}
 	}
-	if pos != b.EdgeBytes {
+	if pos > b.EdgeBytes || (pos < b.EdgeBytes && !lw.rooms) {
 		return errors.Errorf("csr: batch %d..%d encodes %d edge bytes, the layout planned %d", b.Lo, b.Hi, pos, b.EdgeBytes)
 	}
+	edges = edges[:pos] // a room's rest stays unwritten
 	if err := lw.write(l.EntryAddr(b.Lo), idx); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package job
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/csr"
@@ -14,9 +15,9 @@ import (
 )
 
 // MinRowBytes is the least Config.RowBytes the command line sets
-// (--load-mem 0 included): every window costs two passes over the
-// input (one to measure, one to load), so tiny windows would take
-// a pass for every few batches.
+// (--load-mem 0 included): a window costs a pass over the input, two
+// when the job measures its rows before the load (fromDegrees), so
+// tiny windows would take a pass for every few batches.
 const MinRowBytes = 1 << 20
 
 // WindowBytes is the size the command line cuts a staged read's windows
@@ -42,6 +43,19 @@ type chunkFacts struct {
 	// weights is the narrowest code that holds the chunk's weights
 	// (dmstore.NarrowestWeights; WeightFloat32 for an unweighted graph).
 	weights dmstore.WeightCode
+	// rooms says the sizes are rooms, planned from the share's degrees
+	// (roomFacts): edges is then a bound, and the load fills degrees.
+	rooms bool
+	// loaded is what the load wrote (loadShare).
+	loaded loadedFacts
+}
+
+// loadedFacts is what a CN's load found of its chunk: its out-edges, and
+// its vertices whose out-rows and in-rows it stored in place or with an
+// overflow table.
+type loadedFacts struct {
+	edges   uint64
+	out, in struct{ inPlace, overflow uint64 }
 }
 
 // layoutConfigs are the configurations of the out-rows' layout and of
@@ -125,6 +139,46 @@ func measure(w *spmd.World, cfg *Config, alg algo.Algorithm, sh *csr.Share, chun
 	return f, err
 }
 
+// fromDegrees reports whether a CN lays its chunk out from its share's
+// degrees (roomFacts) rather than from its rows (measure): a windowed
+// share, whose measuring sweep would build every window once more than
+// the load does, of unweighted rows, in a layout of unpacked lists
+// addressed by their entries (not the baselines' plain CSR), for a job
+// that computes (a pool's load reports the degrees before it lays
+// out). A share with in-rows qualifies when its degrees show it is not
+// symmetric (a vertex with more in- than out-edges, or fewer): the
+// measuring sweep would find no more, where a symmetric graph needs no
+// in-layout. The rooms cost DM the parallel edges and self-loops the
+// rows drop (1.3% of the lists at kron:26).
+func fromDegrees(cfg *Config, sh *csr.Share) bool {
+	if !sh.Windowed() || sh.Weighted() || cfg.Packed || cfg.needs.Plain || cfg.LoadOnly {
+		return false
+	}
+	in := sh.InDegrees()
+	return in == nil || !slices.Equal(in, sh.Degrees)
+}
+
+// roomFacts is measure for a share laid out from its degrees
+// (fromDegrees): each vertex gets room for the edges its Degrees count
+// (dmstore.RoomRange), the chunk's edges are their sum, and the load
+// fills in the degrees of the rows it builds (loadShare).
+func roomFacts(w *spmd.World, cfg *Config, sh *csr.Share, chunks []uint32, mem *hugemem.Arena) (chunkFacts, error) {
+	k := w.Index
+	lo, hi := chunks[k], chunks[k+1]
+	ocfg, icfg := layoutConfigs(w, cfg, chunks)
+	ocfg.Weights, icfg.Weights = dmstore.WeightFloat32, dmstore.WeightFloat32
+	f := chunkFacts{degrees: mem.Uint32s(int(hi - lo)), weights: dmstore.WeightFloat32, rooms: true}
+	for _, d := range sh.Degrees {
+		f.edges += uint64(d)
+	}
+	var err error
+	f.out[dmstore.WeightFloat32], err = dmstore.RoomRange(sh.Degrees, sh.Lo, sh.Graph.N, false, ocfg, k, lo, hi)
+	if in := sh.InDegrees(); in != nil && err == nil {
+		f.in[dmstore.WeightFloat32], err = dmstore.RoomRange(in, sh.Lo, sh.Graph.N, false, icfg, k, lo, hi)
+	}
+	return f, err
+}
+
 // windowWeights narrows code to hold the weights of g's rows [lo, hi).
 func windowWeights(code dmstore.WeightCode, g *csr.Graph, lo, hi uint32) dmstore.WeightCode {
 	return dmstore.NarrowestWeights(code, g.Weights[g.Off(lo):g.Off(hi)])
@@ -182,9 +236,18 @@ func loadShare(sh *csr.Share, l layouts, k int, eps []verbs.Endpoint, f *chunkFa
 		if sh.Windowed() {
 			o.Lo, o.Hi, o.Done, o.ChunkEdges = a, b, done, f.edges
 		}
+		o.Rooms = f.rooms
 		r, err := l.Out.Load(g, k, eps, o)
 		if err != nil {
 			return err
+		}
+		f.loaded.edges += g.Off(b) - g.Off(a)
+		f.loaded.out.inPlace += r.InPlace
+		f.loaded.out.overflow += r.Overflow
+		if f.rooms {
+			for v := a; v < b; v++ {
+				f.degrees[v-sh.Lo] = uint32(g.Degree(v))
+			}
 		}
 		done.Vertices, done.Edges, done.Bytes = done.Vertices+r.Vertices, done.Edges+r.Edges, done.Bytes+r.Bytes
 		add(r)
@@ -195,6 +258,8 @@ func loadShare(sh *csr.Share, l layouts, k int, eps []verbs.Endpoint, f *chunkFa
 		if r, err = l.In.Load(in, k, eps, o); err != nil {
 			return err
 		}
+		f.loaded.in.inPlace += r.InPlace
+		f.loaded.in.overflow += r.Overflow
 		add(r)
 		return nil
 	})

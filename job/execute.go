@@ -9,6 +9,7 @@ import (
 
 	"github.com/dmg-hpc/dmg/algo"
 	"github.com/dmg-hpc/dmg/csr"
+	"github.com/dmg-hpc/dmg/dmstore"
 	"github.com/dmg-hpc/dmg/hugemem"
 	"github.com/dmg-hpc/dmg/rank"
 	"github.com/dmg-hpc/dmg/spmd"
@@ -184,7 +185,11 @@ func (x *execution) read() error {
 			x.top = x.sh.Top
 			err = fitsBudget(cfg.CNMem, w.Index, x.sh.Hi-x.sh.Lo)
 		}
-		if err == nil {
+		switch {
+		case err != nil:
+		case fromDegrees(cfg, x.sh):
+			x.facts, err = roomFacts(w, cfg, x.sh, x.out.Chunks, &x.degMem)
+		default:
 			x.facts, err = measure(w, cfg, x.alg, x.sh, x.out.Chunks, &x.degMem)
 		}
 	} else if x.stg != nil {
@@ -353,10 +358,6 @@ func (x *execution) open() error {
 			x.live.setPhase(x.cur)
 		}
 	}
-	x.st, err = rank.NewStore(x.layouts.Out, x.layouts.In, storeConfig(*cfg, x.shape, out.Chunks, cfg.numMN(w)))
-	if err := x.agree(err); err != nil {
-		return err
-	}
 	out.Provider = x.net.Provider()
 	x.layouts.describe(out)
 	for m := range cfg.numMN(w) {
@@ -385,6 +386,10 @@ func (x *execution) load() error {
 	if x.pl == nil {
 		err = x.layouts.last().CheckCapacity(usable)
 	}
+	var dropped [2]uint64 // what the share's windows dropped before the load
+	if m := out.Meta; m != nil {
+		dropped = [2]uint64{m.DroppedSelfLoops, m.DroppedDuplicates}
+	}
 	if err == nil && w.Role == spmd.CN {
 		x.degrees = x.facts.degrees
 		for range cfg.Engine.Workers * cfg.Engine.Inflight {
@@ -409,6 +414,9 @@ func (x *execution) load() error {
 		return err
 	}
 	if x.windowed {
+		if err := x.loaded(dropped); err != nil {
+			return err
+		}
 		if err := endStage(w, x.sh, x.stg, out, x.agree); err != nil {
 			return err
 		}
@@ -441,11 +449,56 @@ func (x *execution) load() error {
 	return x.agree(x.net.Close())
 }
 
-// compute runs the kernel, closes the network and, when asked, hands rank
-// 0 the whole graph for the caller's check.
+// loaded agrees, after a windowed load, on what the CNs' loads found,
+// which a CN that laid its chunk out from its degrees (fromDegrees) knew
+// only as bounds before: the edges (and the most of one chunk), the
+// self-loops and parallel edges its windows dropped (dropped: its
+// Meta's counts before the load), and the layouts' vertices in place
+// and with an overflow table. Every rank takes them, rank 0's report
+// too (collective).
+func (x *execution) loaded(dropped [2]uint64) error {
+	w, out := x.w, x.out
+	sums, most := make([]int64, 7), []int64{0}
+	if w.Role == spmd.CN {
+		l := x.facts.loaded
+		sums = []int64{int64(l.edges), 0, 0, int64(l.out.inPlace), int64(l.out.overflow), int64(l.in.inPlace), int64(l.in.overflow)}
+		if m := out.Meta; m != nil {
+			sums[1], sums[2] = int64(m.DroppedSelfLoops-dropped[0]), int64(m.DroppedDuplicates-dropped[1])
+		}
+		most[0] = int64(l.edges)
+	}
+	err := w.Comm.AllReduceInt64(sums, spmd.Sum)
+	if err == nil {
+		err = w.Comm.AllReduceInt64(most, spmd.Max)
+	}
+	if err != nil {
+		return x.agree(err)
+	}
+	x.shape.Edges, x.shape.MaxChunkEdges = uint64(sums[0]), uint64(most[0])
+	out.Edges = x.shape.Edges
+	for i, l := range []*dmstore.Layout{x.layouts.Out, x.layouts.In} {
+		if l != nil {
+			l.Edges, l.InPlace, l.Overflow = x.shape.Edges, uint64(sums[3+2*i]), uint64(sums[4+2*i])
+		}
+	}
+	x.layouts.describe(out)
+	if m := out.Meta; w.Rank() == 0 && m != nil {
+		m.DroppedSelfLoops, m.DroppedDuplicates = dropped[0]+uint64(sums[1]), dropped[1]+uint64(sums[2])
+	}
+	return nil
+}
+
+// compute makes the store (the engine's regions after the layouts, for
+// the graph the load wrote), runs the kernel, closes the network and,
+// when asked, hands rank 0 the whole graph for the caller's check.
 func (x *execution) compute() error {
 	cfg, w := x.cfg, x.w
 	x.phase(phaseCompute)
+	var err error
+	x.st, err = rank.NewStore(x.layouts.Out, x.layouts.In, storeConfig(*cfg, x.shape, x.out.Chunks, cfg.numMN(w)))
+	if err := x.agree(err); err != nil {
+		return err
+	}
 	var probe *rank.Probe
 	if x.sample {
 		probe = newProbe(x.alg, x.out, x.top)
@@ -458,7 +511,7 @@ func (x *execution) compute() error {
 	}
 	x.done, x.closed = true, true
 	x.live.close()
-	err := x.net.Close()
+	err = x.net.Close()
 	switch {
 	case err != nil || w.Rank() != 0:
 	case x.sample:
