@@ -110,22 +110,24 @@ func TestKronShape(t *testing.T) {
 	}
 }
 
-// TestKronQuadrants checks the fixed-point bounds against the initiator's
-// probabilities, and that the draws follow them at every level: each
+// TestKronQuadrants checks the table of level pairs against the
+// initiator's probabilities, and that the draws follow them at every level: each
 // level's quadrant of a Kronecker edge is A, B, C or D with probabilities
 // 0.57, 0.19, 0.19 and 0.05, independently of the others.
 func TestKronQuadrants(t *testing.T) {
-	for _, c := range []struct {
-		bound uint64
-		p     float64
-	}{{kronT1, kronA}, {kronT2, kronA + kronB}, {kronT3, kronA + kronB + kronC}} {
-		if want := uint64(math.Round(c.p * (1 << 15))); c.bound != want {
-			t.Errorf("bound %d, want %d (%g of 2^15)", c.bound, want, c.p)
+	p := [4]float64{kronA, kronB, kronC, 1 - kronA - kronB - kronC}
+	var seen [16]int
+	for _, code := range kronPairs {
+		seen[code]++
+	}
+	for code, n := range seen {
+		if want := p[code&3] * p[code>>2]; math.Abs(float64(n)/(1<<16)-want) > 1.0/(1<<16) {
+			t.Errorf("pair %d: %d draws of 2^16, want %g of them", code, n, want)
 		}
 	}
 	const scale, draws = 26, 200000
 	var count [scale][4]int
-	var pairs [4][4]int // levels 1 and 2: two quadrants of one 64-bit draw
+	var pairs, across [4][4]int // levels 0 and 1 (one lookup), 1 and 2 (two)
 	r := blockRNG{s: 5}
 	for range draws {
 		i, j := kronQuadrants(&r, scale)
@@ -133,9 +135,9 @@ func TestKronQuadrants(t *testing.T) {
 		for l := range scale {
 			count[l][q(l)]++
 		}
-		pairs[q(1)][q(2)]++
+		pairs[q(0)][q(1)]++
+		across[q(1)][q(2)]++
 	}
-	p := [4]float64{kronA, kronB, kronC, 1 - kronA - kronB - kronC}
 	for l := range scale {
 		for k, n := range count[l] {
 			// 6 standard deviations of a binomial count.
@@ -147,8 +149,13 @@ func TestKronQuadrants(t *testing.T) {
 	for a := range 4 {
 		for b := range 4 {
 			want := draws * p[a] * p[b]
-			if sd := math.Sqrt(want); math.Abs(float64(pairs[a][b])-want) > 6*sd+1 {
-				t.Errorf("levels 1 and 2: quadrants (%d, %d) drawn %d times, want about %.0f (independent)", a, b, pairs[a][b], want)
+			for _, c := range []struct {
+				levels string
+				n      int
+			}{{"0 and 1", pairs[a][b]}, {"1 and 2", across[a][b]}} {
+				if sd := math.Sqrt(want); math.Abs(float64(c.n)-want) > 6*sd+1 {
+					t.Errorf("levels %s: quadrants (%d, %d) drawn %d times, want about %.0f (independent)", c.levels, a, b, c.n, want)
+				}
 			}
 		}
 	}
@@ -212,6 +219,22 @@ func BenchmarkKron16(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(gs.M)*float64(b.N)/b.Elapsed().Seconds(), "edges/s")
+		})
+	}
+}
+
+// BenchmarkKronEdges generates a million edges on one goroutine, at a
+// small scale and at the largest (kron:26: seven 64-bit draws
+// of four levels each an edge before stop 60, four of eight after).
+func BenchmarkKronEdges(b *testing.B) {
+	for _, spec := range []string{"kron:16", "kron:26"} {
+		gs, _ := ParseGenSpec(spec)
+		src, dst := make([]uint32, 1<<20), make([]uint32, 1<<20)
+		b.Run(spec, func(b *testing.B) {
+			for b.Loop() {
+				gs.GenerateRange(1, 0, 1<<20, src, dst)
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N<<20), "ns/edge")
 		})
 	}
 }
