@@ -313,8 +313,9 @@ func SizeRange(g *csr.Graph, cfg LayoutConfig, k int, wlo, whi uint32) (ChunkSiz
 // a list of at most that many edges can take: its records and the
 // largest overflow table such a list can need, unless it is sure to be
 // stored in place. A layout planned from rooms is loaded with
-// LoadOptions.Rooms; its InPlace and Overflow count the vertices sure to
-// be so. Packed lists, whose size depends on their ids, have no room,
+// LoadOptions.Rooms; its InPlace counts the vertices sure to be stored
+// in place, its Overflow those whose room has a table (the load counts
+// both as they are: LoadReport). Packed lists, whose size depends on their ids, have no room,
 // nor have a naive layout's, whose offsets give the lists their lengths.
 func RoomRange(deg []uint32, first uint32, n uint32, weighted bool, cfg LayoutConfig, k int, wlo, whi uint32) (ChunkSizes, error) {
 	if cfg.Packed || cfg.Naive {
