@@ -111,7 +111,7 @@ func (s *Share) InDegrees() []uint32 {
 // share's Graph holds no rows to tell).
 func (s *Share) Weighted() bool {
 	if s.win != nil {
-		return s.win.weighted || s.win.o.Weighted // an unweighted input's weigh 1
+		return rowsWeighted(s.win.weighted, &s.win.o)
 	}
 	return s.Graph.Weights != nil
 }

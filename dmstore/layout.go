@@ -291,18 +291,14 @@ func SizeRange(g *csr.Graph, cfg LayoutConfig, k int, wlo, whi uint32) (ChunkSiz
 		switch {
 		case cfg.Naive:
 			return deg * uint64(c.RecordBytes()), OutOfPlace, nil
-		case !cfg.NoInPlace && deg <= uint64(c.InPlaceCap()):
+		case cfg.inPlace(c, deg):
 			return 0, InPlace, nil
 		case cfg.packs(deg):
 			return c.packedSize(g.Neighbors(v)), OutOfPlace, nil
 		}
 		SegmentLengths(g.Neighbors(v), cfg.Bounds, segs)
-		tb := uint64(c.TableBytes(segs))
-		kind := OutOfPlace
-		if tb > 0 {
-			kind = Overflow
-		}
-		return tb + deg*uint64(c.RecordBytes()), kind, nil
+		b, kind := c.listBytes(deg, segs)
+		return b, kind, nil
 	})
 }
 
@@ -315,8 +311,9 @@ func SizeRange(g *csr.Graph, cfg LayoutConfig, k int, wlo, whi uint32) (ChunkSiz
 // stored in place. A layout planned from rooms is loaded with
 // LoadOptions.Rooms; its InPlace counts the vertices sure to be stored
 // in place, its Overflow those whose room has a table (the load counts
-// both as they are: LoadReport). Packed lists, whose size depends on their ids, have no room,
-// nor have a naive layout's, whose offsets give the lists their lengths.
+// both as they are: LoadReport). Packed lists, whose size depends on
+// their ids, have no room, nor have a naive layout's, whose offsets give
+// the lists their lengths.
 func RoomRange(deg []uint32, first uint32, n uint32, weighted bool, cfg LayoutConfig, k int, wlo, whi uint32) (ChunkSizes, error) {
 	if cfg.Packed || cfg.Naive {
 		return ChunkSizes{}, errors.New("csr: a packed or naive layout is sized from its lists, not from degrees")
@@ -326,19 +323,32 @@ func RoomRange(deg []uint32, first uint32, n uint32, weighted bool, cfg LayoutCo
 			return 0, 0, errors.Errorf("csr: vertex %d has no degree bound (%d from %d)", v, len(deg), first)
 		}
 		deg := uint64(deg[v-first])
-		if !cfg.NoInPlace && deg <= uint64(c.InPlaceCap()) {
+		if cfg.inPlace(c, deg) {
 			return 0, InPlace, nil
 		}
 		for i := range segs { // every segment at its longest
 			segs[i] = uint32(min(deg, MaxEntryDegree))
 		}
-		tb := uint64(c.TableBytes(segs))
-		kind := OutOfPlace
-		if tb > 0 {
-			kind = Overflow
-		}
-		return tb + deg*uint64(c.RecordBytes()), kind, nil
+		b, kind := c.listBytes(deg, segs)
+		return b, kind, nil
 	})
+}
+
+// inPlace says whether a list of deg edges is stored in its index entry
+// (not in a naive layout, which has none).
+func (cfg *LayoutConfig) inPlace(c EntryCodec, deg uint64) bool {
+	return !cfg.NoInPlace && deg <= uint64(c.InPlaceCap())
+}
+
+// listBytes is the size of an unpacked list of deg edges stored out of
+// place, whose segment lengths are segs: its records and its overflow
+// table, if it needs one (kind Overflow).
+func (c EntryCodec) listBytes(deg uint64, segs []uint32) (uint64, EntryKind) {
+	tb := uint64(c.TableBytes(segs))
+	if tb > 0 {
+		return tb + deg*uint64(c.RecordBytes()), Overflow
+	}
+	return deg * uint64(c.RecordBytes()), OutOfPlace
 }
 
 // sizeBatches adds up size over the vertices of chunk k in [wlo, whi),

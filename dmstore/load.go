@@ -285,15 +285,11 @@ func (lw *loadWorker) batch(b Batch) error {
 		pos = (g.Off(b.Hi) - base) * rec
 	} else {
 		c := l.Codec
-		inPlaceCap := uint64(c.InPlaceCap())
-		if l.Config.NoInPlace {
-			inPlaceCap = 0
-		}
 		for v := b.Lo; v < b.Hi; v++ {
 			e := idx[uint64(v-b.Lo)*uint64(c.Size):]
 			deg := g.Degree(v)
 			nb := g.Neighbors(v)
-			if deg <= inPlaceCap && !(l.Config.NoInPlace) {
+			if l.Config.inPlace(c, deg) {
 				var w []float32
 				if g.Weights != nil {
 					lw.w32 = lw.w32[:0]

@@ -241,7 +241,7 @@ func loadShare(sh *csr.Share, l layouts, k int, eps []verbs.Endpoint, f *chunkFa
 		if err != nil {
 			return err
 		}
-		f.loaded.edges += g.Off(b) - g.Off(a)
+		f.loaded.edges += r.Edges
 		f.loaded.out.inPlace += r.InPlace
 		f.loaded.out.overflow += r.Overflow
 		if f.rooms {
