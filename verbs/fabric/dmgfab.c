@@ -484,17 +484,37 @@ int dmg_mn_name(dmg_mn *m, void *buf, size_t *len) { return fi_getname(&m->ep->f
 
 // Target-side progress. Nothing completes on the MN (one-sided ops make no
 // target completions), but reading the CQ drives the provider: shm's
-// atomics and connection set-up, all of tcp;ofi_rxm. A poll that takes
-// long did work, so the loop stays hot; idle polls back off from spinning
-// to yielding to sleeps of up to 50 µs so that an idle MN does not burn a
-// core that CNs share.
+// atomics, the commands its fast path leaves (each READ or WRITE takes
+// one of the queue's credits until the MN's progress reads it), and
+// connection set-up; all of tcp;ofi_rxm. A poll that takes long did work,
+// so the loop stays hot; idle polls back off from spinning to yielding to
+// sleeps of up to 50 µs so that an idle MN does not burn a core that CNs
+// share.
+//
+// Over shm, a sender holds the region's lock while it copies a READ or
+// WRITE (process_vm_writev, a page fault on the MN's side for every page
+// written first), and a poll with commands to read spins on it meanwhile:
+// during a load that spinning was 40% of the MNs' CPU, on cores the CNs
+// share (kron:24, perf). So a poll that would find the lock taken yields
+// instead, for up to SKIP_LOCKED_NS in a row; past that the lock may be a
+// dead sender's, and the progress polls (and spins) as before, which is
+// the evidence unlock.go takes it back on.
+#define SKIP_LOCKED_NS 20000000L
 int dmg_mn_progress(dmg_mn *m) {
 	struct fi_cq_entry ent[16];
 	int idle = 0;
+	int64_t locked_since = 0;
 	if (pthread_getcpuclockid(pthread_self(), &m->pclock) == 0)
 		__atomic_store_n(&m->pclock_ok, 1, __ATOMIC_RELEASE);
 	while (!m->stop) {
 		if (m->paused) { nap(1000000); continue; }
+		if (m->head && *(volatile int *)&m->head->lock <= 0) { // taken (head_locked)
+			int64_t t = now_ns();
+			if (!locked_since) locked_since = t;
+			if (t - locked_since < SKIP_LOCKED_NS) { sched_yield(); continue; }
+		} else {
+			locked_since = 0;
+		}
 		if (m->blocking) {
 			ssize_t n = fi_cq_sread(m->cq, ent, 16, NULL, 2);
 			if (n == -FI_EAVAIL) {
