@@ -164,7 +164,9 @@ func TestRoundsFailure(t *testing.T) {
 
 // TestOwnerIndex: the bucketed lookup finds the owner the binary search
 // does, for every id, with empty ranges, bounds inside and on bucket
-// edges, and id spaces past a bucket per id.
+// edges, and id spaces past a bucket per id; and a mask of the owners
+// picked (every other one, the last one, none) lets through every id of
+// a picked owner.
 func TestOwnerIndex(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, c := range []struct {
@@ -187,6 +189,30 @@ func TestOwnerIndex(t *testing.T) {
 		for v := uint64(0); v < uint64(c.b[len(c.b)-1])+3; v++ {
 			if got, want := x.of(v), c.b.of(v); got != want {
 				t.Fatalf("%s: of(%d) = %d, want %d", c.name, v, got, want)
+			}
+		}
+		owners := len(c.b) - 1
+		for _, pick := range []func(g int) bool{
+			func(g int) bool { return g%2 == 0 },
+			func(g int) bool { return g == owners-1 },
+			func(int) bool { return false },
+		} {
+			want := make([]bool, owners)
+			for g := range want {
+				want[g] = pick(g)
+			}
+			m, passed := x.mask(want), 0
+			for v := uint64(0); v < uint64(c.b[len(c.b)-1]); v++ {
+				may := x.may(m, v)
+				if want[x.of(v)] && !may {
+					t.Fatalf("%s: id %d of owner %d, picked, is masked", c.name, v, x.of(v))
+				}
+				if may {
+					passed++
+				}
+			}
+			if picked := slices.Index(want, true) >= 0; !picked && passed > 0 {
+				t.Fatalf("%s: %d ids pass a mask of no owner", c.name, passed)
 			}
 		}
 	}

@@ -1170,6 +1170,33 @@ func (x *ownerIndex) of(v uint64) int {
 	return i
 }
 
+// mask is the buckets of x (a bit each) that hold an id of an owner
+// that want picks. A routing pass looks an id up only where its bucket's
+// bit is set: at kron:26 a round takes a third of the parts, and the
+// lookups of every id and the loads of its part's round were 8% of a
+// CN's load CPU; the mask took a tenth off the routing's CPU (kron:24 in
+// three rounds: 9.0 -> 8.2 s on CN 0, pprof), the unpredictable branch
+// on the round remaining.
+func (x *ownerIndex) mask(want []bool) []uint64 {
+	m := make([]uint64, (len(x.first)+63)/64)
+	for k := range x.first {
+		last := x.of(uint64(k+1)<<x.shift - 1) // the owner of the bucket's last id
+		for g := int(x.first[k]); g <= last; g++ {
+			if want[g] {
+				m[k/64] |= 1 << (k % 64)
+				break
+			}
+		}
+	}
+	return m
+}
+
+// may says whether id v's bucket is set in mask m.
+func (x *ownerIndex) may(m []uint64, v uint64) bool {
+	k := min(v>>x.shift, uint64(len(x.first)-1))
+	return m[k/64]&(1<<(k%64)) != 0
+}
+
 // room is step 7: how many records this CN may send each part of each
 // chunk (rounds.go; one part: the chunk), from its own degree counts
 // (read back, a piece at a time, from where step 4 wrote them): the
@@ -1354,15 +1381,22 @@ func (s *staged) route(k int) ([]uint64, error) {
 	if s.local {
 		self = s.cn
 	}
+	want := make([]bool, parts) // the parts this CN routes to in round k
+	for g := range want {
+		want[g] = t.round[g] == k && t.chunk[g] != self
+	}
 	pt, reverse := t.bounds.index(), p.reverse
+	may := pt.mask(want)
 	_, err := batches(func(snk sink) (*header, error) { return nil, s.in.send(snk) }, func(es []edgeRec) {
 		for _, e := range es {
-			i := pt.of(e.s)
-			if t.round[i] == k && t.chunk[i] != self {
-				r.put(i, e)
+			i := -1 // e.s's part, if looked up: none of the round's else
+			if pt.may(may, e.s) {
+				if i = pt.of(e.s); want[i] {
+					r.put(i, e)
+				}
 			}
-			if reverse { // once more to the destination's part, if another
-				if j := pt.of(e.d); j != i && t.round[j] == k && t.chunk[j] != self {
+			if reverse && pt.may(may, e.d) { // once more to the destination's part, if another
+				if j := pt.of(e.d); j != i && want[j] {
 					r.put(j, e)
 				}
 			}
