@@ -173,7 +173,13 @@ func (gs GenSpec) GenerateRange(seed, lo, hi uint64, src, dst []uint32) {
 	}
 }
 
-type blockRNG struct{ s uint64 }
+type blockRNG struct {
+	s uint64
+	// The 16-bit pieces of the last draw that kronQuadrants has not used
+	// yet (left of them), the next in the low bits.
+	spare uint64
+	left  uint
+}
 
 func (r *blockRNG) next() uint64 {
 	r.s += 0x9e3779b97f4a7c15
@@ -232,21 +238,38 @@ func (gs GenSpec) edge(sc *scrambler, r *blockRNG) (uint32, uint32) {
 
 // kronQuadrants draws the unscrambled endpoints of one Kronecker edge: at
 // each of scale levels a quadrant of the initiator, whose row is a bit of
-// i and whose column a bit of j. Each 64-bit draw gives eight levels, two
-// a lookup of 16 bits (kronPairs), gathered two bits a level, j's even
-// and i's odd. Which bit of i and j a level sets does not matter, as
-// long as it is the same bit of both (the scrambler permutes the labels
-// anyway): level l < h sets bit 2l, level h + l bit 2l + 1, h being half
-// the levels rounded up, so that the even positions fold into scale bits
-// in two steps (fold). Against four levels a draw compared in 16-bit
-// lanes and unzipped one bit a level: 27.5 → 20.5 ns an edge at kron:26
-// (BenchmarkKronEdges).
+// i and whose column a bit of j. Each 16 bits of a 64-bit draw give two
+// levels, a lookup in kronPairs, gathered two bits a level, j's even and
+// i's odd. Which bit of i and j a level sets does not matter, as long as
+// it is the same bit of both (the scrambler permutes the labels anyway):
+// level l < h sets bit 2l, level h + l bit 2l + 1, h being half the
+// levels rounded up, so that the even positions fold into scale bits in
+// two steps (fold). Against four levels a draw compared in 16-bit lanes
+// and unzipped one bit a level: 27.5 → 20.5 ns an edge at kron:26
+// (BenchmarkKronEdges). The pieces a draw has left after an edge start
+// the next edge's (blockRNG.spare): kron:26's 13 lookups took four draws
+// an edge, the last one's three other pieces thrown away, and take 3.25
+// now. A scale of a multiple of 8 levels draws the same edges either way.
 func kronQuadrants(r *blockRNG, scale uint64) (i, j uint64) {
 	t := kronPairs
+	need := uint(scale+1) / 2 // lookups
 	var c uint64
-	for l := uint64(0); l < scale; l += 8 {
+	got := min(r.left, need) // the last draw's pieces first
+	for k := range got {
+		c |= uint64(t[uint16(r.spare>>(16*k))]) << (4 * k)
+	}
+	r.spare >>= 16 * got
+	r.left -= got
+	for ; need-got >= 4; got += 4 {
 		x := r.next()
-		c |= (uint64(t[uint16(x)]) | uint64(t[uint16(x>>16)])<<4 | uint64(t[uint16(x>>32)])<<8 | uint64(t[x>>48])<<12) << (2 * l)
+		c |= (uint64(t[uint16(x)]) | uint64(t[uint16(x>>16)])<<4 | uint64(t[uint16(x>>32)])<<8 | uint64(t[x>>48])<<12) << (4 * got)
+	}
+	if k := need - got; k > 0 {
+		x := r.next()
+		for m := range k {
+			c |= uint64(t[uint16(x>>(16*m))]) << (4 * (got + m))
+		}
+		r.spare, r.left = x>>(16*k), 4-k
 	}
 	h := (scale + 1) / 2
 	return fold(c>>1, scale, h), fold(c, scale, h)
