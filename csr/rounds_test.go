@@ -1,6 +1,7 @@
 package csr
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -218,26 +219,40 @@ func TestOwnerIndex(t *testing.T) {
 	}
 }
 
-// edgeLog is a sink that logs the records a pass hands on.
-type edgeLog struct {
-	next sink
+// recordLog is a staging memory that logs the edge records read from
+// its records' region (from base).
+type recordLog struct {
+	Staging
+	base uint64
+	mu   sync.Mutex
 	recs []edgeRec
 }
 
-func (l *edgeLog) edge(s, d uint64, w float64) {
-	l.recs = append(l.recs, edgeRec{s, d, w})
-	l.next.edge(s, d, w)
+func (l *recordLog) Read(b []byte, off uint64) error {
+	if err := l.Staging.Read(b, off); err != nil || off < l.base {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for ; len(b) >= 8; b = b[8:] {
+		l.recs = append(l.recs, edgeRec{s: uint64(binary.LittleEndian.Uint32(b)), d: uint64(binary.LittleEndian.Uint32(b[4:]))})
+	}
+	return nil
 }
 
-func (l *edgeLog) edges(es []edgeRec) {
-	for _, e := range es {
-		l.edge(e.s, e.d, e.w)
-	}
+// take returns the records logged and empties the log.
+func (l *recordLog) take() []edgeRec {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	recs := l.recs
+	l.recs = nil
+	return recs
 }
 
 // TestStagedWindowsReadOwn: a staged share's windows, with one round
 // and with several, each read the records routed to them, not their
-// round's: every record a window's pass reads has an end in the window.
+// round's: every record a window reads from the staging memory has an
+// end in the window.
 func TestStagedWindowsReadOwn(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -257,21 +272,19 @@ func TestStagedWindowsReadOwn(t *testing.T) {
 				if !sh.Windowed() || len(sh.win.bounds) < 4 {
 					t.Fatalf("CN %d: %d windows, want 3 or more", k, len(sh.win.bounds)-1)
 				}
-				pass, log := sh.win.pass, &edgeLog{}
-				sh.win.pass = func(snk sink) (*header, error) {
-					log.next = snk
-					return pass(log)
-				}
+				s := sh.win.sweep.s
+				log := &recordLog{Staging: s.edges, base: s.ebase}
+				s.edges = log
 				wg.Go(func() {
 					var read uint64
 					errs[k] = sh.Windows(func(g, in *Graph, lo, hi uint32) error {
-						for _, e := range log.recs {
+						recs := log.take()
+						for _, e := range recs {
 							if (e.s < uint64(lo) || e.s >= uint64(hi)) && (e.d < uint64(lo) || e.d >= uint64(hi)) {
 								return fmt.Errorf("window [%d, %d) read edge %d→%d", lo, hi, e.s, e.d)
 							}
 						}
-						read += uint64(len(log.recs))
-						log.recs = log.recs[:0]
+						read += uint64(len(recs))
 						return nil
 					})
 					if errs[k] == nil && read < g0(sh) {
@@ -289,7 +302,6 @@ func TestStagedWindowsReadOwn(t *testing.T) {
 	}
 }
 
-// g0 is a share's out-edges before de-duplication (its degrees summed).
 func g0(sh *Share) uint64 {
 	var n uint64
 	for _, d := range sh.Degrees {

@@ -27,8 +27,9 @@ const (
 // scatter is the buffer of rows that buffer their edges.
 type scatter struct {
 	shift    uint     // the bucket of row i is i >> shift
-	row, dst []uint32 // row: the edge's row, from lo
+	row, dst []uint32 // row: the edge's row, from lo; n of them held
 	ws       []float64
+	n        int
 	// The buffer sorted by bucket, and the buckets' counts.
 	srow, sdst []uint32
 	sws        []float64
@@ -43,11 +44,11 @@ func newScatter(n, entries uint64, weighted bool) *scatter {
 	}
 	x := &scatter{
 		shift: uint(max(bits.Len64(n-1)-bits.Len(scatterBuckets-1), 0)),
-		row:   make([]uint32, 0, scatterEdges), dst: make([]uint32, 0, scatterEdges),
+		row:   make([]uint32, scatterEdges), dst: make([]uint32, scatterEdges),
 		srow: make([]uint32, scatterEdges), sdst: make([]uint32, scatterEdges),
 	}
 	if weighted {
-		x.ws, x.sws = make([]float64, 0, scatterEdges), make([]float64, scatterEdges)
+		x.ws, x.sws = make([]float64, scatterEdges), make([]float64, scatterEdges)
 	}
 	return x
 }
@@ -55,25 +56,39 @@ func newScatter(n, entries uint64, weighted bool) *scatter {
 // put buffers edge s→d (weight w) of row s, and says whether the buffer
 // is full.
 func (x *scatter) put(i uint64, d uint64, w float64) bool {
-	x.row, x.dst = append(x.row, uint32(i)), append(x.dst, uint32(d))
+	x.row[x.n], x.dst[x.n] = uint32(i), uint32(d)
 	if x.ws != nil {
-		x.ws = append(x.ws, w)
+		x.ws[x.n] = w
 	}
-	return len(x.row) == cap(x.row)
+	x.n++
+	return x.n == len(x.row)
+}
+
+// putIf buffers the unweighted edge lo+i→d if ok, without a branch on ok
+// (the slot is written either way, and kept only if ok), and says
+// whether the buffer is full.
+func (x *scatter) putIf(ok bool, i, d uint32) bool {
+	x.row[x.n], x.dst[x.n] = i, d
+	step := 0
+	if ok {
+		step = 1
+	}
+	x.n += step
+	return x.n == len(x.row)
 }
 
 // sorted sorts the buffer by bucket into srow, sdst and sws, empties it,
 // and returns how many edges it held.
 func (x *scatter) sorted() int {
-	n := len(x.row)
+	n := x.n
 	clear(x.count[:])
-	for _, i := range x.row {
+	for _, i := range x.row[:n] {
 		x.count[i>>x.shift+1]++
 	}
 	for b := 1; b <= scatterBuckets; b++ {
 		x.count[b] += x.count[b-1]
 	}
-	for k, i := range x.row {
+	for k, i := range x.row[:n] {
 		b := i >> x.shift
 		j := x.count[b]
 		x.count[b] = j + 1
@@ -82,9 +97,6 @@ func (x *scatter) sorted() int {
 			x.sws[j] = x.ws[k]
 		}
 	}
-	x.row, x.dst = x.row[:0], x.dst[:0]
-	if x.ws != nil {
-		x.ws = x.ws[:0]
-	}
+	x.n = 0
 	return n
 }

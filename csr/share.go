@@ -656,6 +656,18 @@ func (r *shareRows) add(s, d uint64, w float64) {
 	}
 }
 
+// addIf adds the unweighted edge lo+i→d if ok; with a buffer, without a
+// branch on ok (scatter.putIf).
+func (r *shareRows) addIf(ok bool, i, d uint32) {
+	if r.buf == nil {
+		if ok {
+			r.put(uint64(i), uint64(d), 0)
+		}
+	} else if r.buf.putIf(ok, i, d) {
+		r.flush()
+	}
+}
+
 // flush adds the buffered edges, a bucket of rows at a time: every pass
 // that adds edges flushes them at its end.
 func (r *shareRows) flush() {

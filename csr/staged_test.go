@@ -248,6 +248,7 @@ func TestStagedMatchesShare(t *testing.T) {
 		// the windows, from kept, spilled or generated edges.
 		{"kron rounds", "kron:13", Options{KeepBytes: -1}, ShareOptions{In: true, StageBytes: 400_000, Align: 4}},
 		{"kron rounds and windows", "kron:13", Options{KeepBytes: -1, Weighted: true}, ShareOptions{In: true, RowBytes: 60_000, StageBytes: 900_000, Align: 4}},
+		{"kron rounds and small windows unweighted", "kron:13", Options{KeepBytes: -1}, ShareOptions{In: true, RowBytes: 60_000, WindowBytes: 8000, StageBytes: 900_000, Align: 4}},
 		{"kron rounds and small windows", "kron:13", Options{KeepBytes: -1, Weighted: true}, ShareOptions{In: true, RowBytes: 60_000, WindowBytes: 8000, StageBytes: 900_000, Align: 4}},
 		{"kron undirected small windows", "kron:13", Options{KeepBytes: -1, Undirected: true}, ShareOptions{RowBytes: 60_000, WindowBytes: 8000, Align: 4}},
 		{"kron undirected rounds", "kron:13", Options{Undirected: true}, ShareOptions{StageBytes: 300_000, Align: 4}},

@@ -244,7 +244,12 @@ func (w *windowed) build(v *Graph, deg []uint32, lo, hi, first uint32) (b *built
 	}
 	out := newShareRows(deg, lo, hi, w.weighted, mem)
 	rp := rowPass{lo: lo, hi: hi, undirected: w.undirected, dropLoops: w.dropLoops, weighted: w.weighted, out: out, in: inRows}
-	if _, err := rp.run(w.pass); err != nil {
+	if w.sweep != nil && w.sweep.s.directRows(&rp) {
+		err = w.sweep.s.rows(&rp)
+	} else {
+		_, err = rp.run(w.pass)
+	}
+	if err != nil {
 		return nil, 0, 0, err
 	}
 	if err := changed(w.spec, out, inRows); err != nil {
