@@ -253,11 +253,8 @@ func (gs GenSpec) edge(sc *scrambler, r *blockRNG) (uint32, uint32) {
 func kronQuadrants(r *blockRNG, scale uint64) (i, j uint64) {
 	t := kronPairs
 	need := uint(scale+1) / 2 // lookups
-	var c uint64
-	got := min(r.left, need) // the last draw's pieces first
-	for k := range got {
-		c |= uint64(t[uint16(r.spare>>(16*k))]) << (4 * k)
-	}
+	got := min(r.left, need)  // the last draw's pieces first
+	c := pairsOf(t, r.spare, got)
 	r.spare >>= 16 * got
 	r.left -= got
 	for ; need-got >= 4; got += 4 {
@@ -266,13 +263,21 @@ func kronQuadrants(r *blockRNG, scale uint64) (i, j uint64) {
 	}
 	if k := need - got; k > 0 {
 		x := r.next()
-		for m := range k {
-			c |= uint64(t[uint16(x>>(16*m))]) << (4 * (got + m))
-		}
+		c |= pairsOf(t, x, k) << (4 * got)
 		r.spare, r.left = x>>(16*k), 4-k
 	}
 	h := (scale + 1) / 2
 	return fold(c>>1, scale, h), fold(c, scale, h)
+}
+
+// pairsOf is the pairs of quadrants (kronPairs, t) of the first n of
+// the 16-bit pieces of x, from its low bits, four bits a pair.
+func pairsOf(t *[1 << 16]uint8, x uint64, n uint) uint64 {
+	var c uint64
+	for k := range n {
+		c |= uint64(t[uint16(x>>(16*k))]) << (4 * k)
+	}
+	return c
 }
 
 // fold gathers the even bits 0, 2, ... 2(scale−1) of x into scale bits:

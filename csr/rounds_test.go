@@ -302,6 +302,7 @@ func TestStagedWindowsReadOwn(t *testing.T) {
 	}
 }
 
+// g0 is a share's out-edges before de-duplication (its degrees summed).
 func g0(sh *Share) uint64 {
 	var n uint64
 	for _, d := range sh.Degrees {

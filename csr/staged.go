@@ -1528,11 +1528,11 @@ func (s *staged) directRows(rp *rowPass) bool {
 
 // rows is rp.run over the window's records, when directRows says so: a
 // record, an edge with an end in the window, goes to the out-row of its
-// source, the in-row of its destination, or both, at random, and a
-// branch on each was a mispredicted one in two (with the edge records
-// and batches of the general pass, 6 of a kron:24 load's 30 s of CPU on
-// CN 0); here each record is put in both rows' buffers and kept by the
-// ones it belongs to (shareRows.addIf).
+// source, the in-row of its destination, or both, at random, so the
+// general pass's branches on each mispredicted one time in two; here
+// each record, with no edge record nor batch made of it, is put in both
+// rows' buffers and kept by the ones it belongs to (shareRows.addIf).
+// kron:24, CN 0's CPU in the windows' pass: 9.4 -> 8.1 s (pprof).
 func (s *staged) rows(rp *rowPass) error {
 	spans, err := s.spans()
 	if err != nil {

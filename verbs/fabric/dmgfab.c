@@ -354,6 +354,11 @@ static struct smr_head *map_head(const char *name, int pid) {
 	return h;
 }
 
+// word_taken tells whether a glibc x86-64 spin lock's word says taken (0
+// or below; free is 1), by reading it alone: for a look that must not
+// take the lock.
+static inline int word_taken(const volatile int *word) { return *word <= 0; }
+
 // head_locked tells whether a region's lock is taken, with the C
 // library's own calls (glibc on x86-64 counts down from 1, free, to 0 and
 // below, taken): a lock that is free is taken and given back at once.
@@ -417,7 +422,7 @@ int dmg_shm_region_state(const char *name, int looks, dmg_shm_state *s) {
 		const volatile int *word = (const volatile int *)&h->lock;
 		s->lock = *word;
 		for (int i = 0; i < looks; i++) { // 150 µs apart, never taking it
-			if (*word <= 0) s->taken++;
+			if (word_taken(word)) s->taken++;
 			nap(150000);
 		}
 		s->signal = *(const volatile int *)(r + offsetof(struct smr_head, lock) + 4);
@@ -508,7 +513,7 @@ int dmg_mn_progress(dmg_mn *m) {
 		__atomic_store_n(&m->pclock_ok, 1, __ATOMIC_RELEASE);
 	while (!m->stop) {
 		if (m->paused) { nap(1000000); continue; }
-		if (m->head && *(volatile int *)&m->head->lock <= 0) { // taken (head_locked)
+		if (m->head && word_taken((volatile int *)&m->head->lock)) {
 			int64_t t = now_ns();
 			if (!locked_since) locked_since = t;
 			if (t - locked_since < SKIP_LOCKED_NS) { sched_yield(); continue; }
