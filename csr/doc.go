@@ -92,8 +92,11 @@
 // parsing it again (spill.go); each CN sends every edge to the region of
 // its source's chunk, and of its destination's when in-rows or an
 // undirected graph need it, while those of its own chunk stay in its
-// kept edges. The share's passes then read its chunk's region (and its own
-// kept edges): its windows too, without parsing the text again. A bad
+// kept edges. An edge goes as a record of 6 bytes where the ids have
+// at most 27 bits, the end in its part as an offset (records.go), else
+// 8, 16 with weights. The share's passes then read its chunk's region
+// (and its own kept edges): its windows too, without parsing the text
+// again. A bad
 // line names its line in the whole file (the lines of the ranges before
 // it added) on every rank. FuzzStaged compares staged shares, for 1 to 6
 // CNs and every option, with the serial whole-graph reader.

@@ -1,7 +1,6 @@
 package csr
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -219,13 +218,14 @@ func TestOwnerIndex(t *testing.T) {
 	}
 }
 
-// recordLog is a staging memory that logs the edge records read from
-// its records' region (from base).
+// recordLog is a staging memory that logs the edge records (of codec
+// c) read from its records' region (from base).
 type recordLog struct {
 	Staging
+	c    recCodec
 	base uint64
 	mu   sync.Mutex
-	recs []edgeRec
+	recs []byte
 }
 
 func (l *recordLog) Read(b []byte, off uint64) error {
@@ -234,17 +234,19 @@ func (l *recordLog) Read(b []byte, off uint64) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for ; len(b) >= 8; b = b[8:] {
-		l.recs = append(l.recs, edgeRec{s: uint64(binary.LittleEndian.Uint32(b)), d: uint64(binary.LittleEndian.Uint32(b[4:]))})
-	}
+	l.recs = append(l.recs, b...)
 	return nil
 }
 
-// take returns the records logged and empties the log.
-func (l *recordLog) take() []edgeRec {
+// take returns the records logged, decoded as records of the part from
+// lo, and empties the log.
+func (l *recordLog) take(lo uint32) []edgeRec {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	recs := l.recs
+	var recs []edgeRec
+	for b := l.recs; len(b) >= l.c.bytes; b = b[l.c.bytes:] {
+		recs = append(recs, l.c.get(b, uint64(lo)))
+	}
 	l.recs = nil
 	return recs
 }
@@ -257,12 +259,15 @@ func TestStagedWindowsReadOwn(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		so   ShareOptions
+		rec  uint64 // bytes a record
 	}{
-		{"windows", ShareOptions{In: true, RowBytes: 60_000, Align: 4}},
-		{"rounds and windows", ShareOptions{In: true, RowBytes: 60_000, StageBytes: 900_000, Align: 4}},
+		{"windows", ShareOptions{In: true, RowBytes: 60_000, Align: 4}, 6},
+		{"rounds and windows", ShareOptions{In: true, RowBytes: 60_000, StageBytes: 900_000, Align: 4}, 6},
+		{"rounds and windows, 8-byte records", ShareOptions{In: true, RowBytes: 60_000, StageBytes: 900_000, Align: 4}, 8},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			shares, _, err := stagedShares(t, "kron:13", Options{KeepBytes: -1}, c.so, 2, 1, "balanced", nil)
+			rc := func(int) *readConfig { return &readConfig{wideRecords: c.rec == 8} }
+			shares, _, err := stagedShares(t, "kron:13", Options{KeepBytes: -1}, c.so, 2, 1, "balanced", rc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -273,12 +278,15 @@ func TestStagedWindowsReadOwn(t *testing.T) {
 					t.Fatalf("CN %d: %d windows, want 3 or more", k, len(sh.win.bounds)-1)
 				}
 				s := sh.win.sweep.s
-				log := &recordLog{Staging: s.edges, base: s.ebase}
+				if s.p.recBytes != c.rec {
+					t.Fatalf("CN %d: %d-byte records, want %d", k, s.p.recBytes, c.rec)
+				}
+				log := &recordLog{Staging: s.edges, c: s.p.codec, base: s.ebase}
 				s.edges = log
 				wg.Go(func() {
 					var read uint64
 					errs[k] = sh.Windows(func(g, in *Graph, lo, hi uint32) error {
-						recs := log.take()
+						recs := log.take(lo)
 						for _, e := range recs {
 							if (e.s < uint64(lo) || e.s >= uint64(hi)) && (e.d < uint64(lo) || e.d >= uint64(hi)) {
 								return fmt.Errorf("window [%d, %d) read edge %d→%d", lo, hi, e.s, e.d)

@@ -242,12 +242,17 @@ type ShareOptions struct {
 	// whole batches.
 	Align uint32
 	// StageBytes, if positive, bounds the edge records a staged read
-	// (OpenStaged) holds in DM at once (8 bytes an edge, 16 with
-	// weights, twice with in-rows or undirected): past it, the edges
+	// (OpenStaged) holds in DM at once (6 bytes an edge with ids of up
+	// to 27 bits, else 8, 16 with weights; twice with in-rows or
+	// undirected): past it, the edges
 	// meet their owners in rounds of that many bytes, the share is
 	// windowed within them, and every CN routes each round anew in every
 	// sweep of Share.Windows, all together.
 	StageBytes int64
+	// width, if positive, bounds the vertices of a window, and of a
+	// share built whole: a staged read's 6-byte records address no more
+	// (records.go).
+	width uint32
 }
 
 // align is the windows' granularity: Align, or 1024.

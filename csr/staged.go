@@ -165,6 +165,7 @@ type stageRange struct {
 	MaxID    uint64
 	Sketch   idSketch // of the range's ids
 	Bound    uint64   `json:",omitempty"` // tests: a bound on the vertices (readConfig.vertexBound)
+	Wide     bool     `json:",omitempty"` // tests: 8-byte records (readConfig.wideRecords)
 	Spill    bool     // the range's edges outgrew the budget to keep them: they go to DM
 	Arrays   int      // degree arrays per CN: out-degrees, and in-degrees with Reverse
 	Dropped  uint64   // self-loops the policy drops (every chunk has room for them)
@@ -187,7 +188,8 @@ type stagePlan struct {
 	maxID    uint64
 	slices   idSlices
 	arrays   int
-	recBytes uint64
+	codec    recCodec // the routed records' (records.go)
+	recBytes uint64   // codec.bytes
 	reverse  bool
 	routed   uint64 // records routed, at most
 	rounds   int    // they are routed in this many rounds (rounds.go), at least 1
@@ -224,7 +226,7 @@ func planStage(all [][]byte) (*stagePlan, []stageRange, error) {
 		}
 		line += r.Lines
 	}
-	p := &stagePlan{cns: len(rs), localOff: make([]uint64, len(rs)+1), spillOff: make([]uint64, len(rs)+1), recBytes: 8}
+	p := &stagePlan{cns: len(rs), localOff: make([]uint64, len(rs)+1), spillOff: make([]uint64, len(rs)+1)}
 	sk := make([]idSketch, len(rs))
 	for c, r := range rs {
 		p.file = r.File
@@ -237,9 +239,6 @@ func planStage(all [][]byte) (*stagePlan, []stageRange, error) {
 		}
 		sk[c] = r.Sketch
 		p.arrays, p.reverse = r.Arrays, r.Reverse
-		if r.Weighted {
-			p.recBytes = 16
-		}
 		p.dense = r.Dense
 	}
 	if p.dense > 0 {
@@ -285,6 +284,19 @@ func (p *stagePlan) planDense(rs []stageRange) *stagePlan {
 // the rounds they take, so that a round's records fit the least of the
 // CNs' StageBytes.
 func (p *stagePlan) planRouted(rs []stageRange) {
+	n := p.dense // the dense ids' bound: a generator's vertices, else the ids and the endpoints
+	if n == 0 {
+		n = min(p.maxID+1, 2*p.edges)
+	}
+	weighted := false
+	for _, r := range rs {
+		weighted = weighted || r.Weighted
+		if r.Wide {
+			n = max(n, 1<<32)
+		}
+	}
+	p.codec = codecFor(weighted, n)
+	p.recBytes = uint64(p.codec.bytes)
 	p.routed = p.edges
 	if p.reverse {
 		p.routed *= 2
@@ -563,6 +575,7 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 	if r.Reverse {
 		r.Arrays = 2
 	}
+	r.Wide = rc != nil && rc.wideRecords
 	all, err := in.step1(st, spec, cn, cns, &r, err)
 	if err != nil {
 		in.kept.free()
@@ -636,7 +649,7 @@ func openStaged(spec string, opts Options, so ShareOptions, cut Cutter, st Stage
 		return nil, nil, err
 	}
 	var room []byte
-	rm, err := s.room(r.Dropped)
+	rm, err := s.room()
 	if err == nil {
 		room, err = json.Marshal(rm)
 	}
@@ -829,8 +842,9 @@ type staged struct {
 	// runs are this CN's chunk's edges in the staging memory that a
 	// pass reads (those of a round, or of a window): runs of records
 	// (first, count). got[c][g] is how many CN c sent part g.
-	runs [][2]uint64
-	got  [][]uint64
+	runs   [][2]uint64
+	partLo uint64 // the first vertex of the part runs hold (records.go)
+	got    [][]uint64
 	// local: the chunk's edges from this CN's own range are not staged
 	// but read from its kept edges (bounds tells which they are).
 	local  bool
@@ -1202,8 +1216,9 @@ func (x *ownerIndex) may(m []uint64, v uint64) bool {
 // (read back, a piece at a time, from where step 4 wrote them): the
 // out-edges of the part's vertices, with reverse their in-edges too (an
 // edge inside the part goes once but counts twice), and the self-loops
-// the policy drops (dropped, routed for their count).
-func (s *staged) room(dropped uint64) ([]uint64, error) {
+// the policy drops, which the degrees leave out and which are routed
+// for their count (loopsByPart).
+func (s *staged) room() ([]uint64, error) {
 	p, x := s.p, s.rounds
 	pb := x.table.bounds
 	room := make([]uint64, len(x.table.round))
@@ -1227,13 +1242,40 @@ func (s *staged) room(dropped uint64) ([]uint64, error) {
 			}
 		}
 	}
+	if s.in.o.SelfLoops == DropSelfLoops {
+		loops, err := s.loopsByPart()
+		if err != nil {
+			return nil, err
+		}
+		for g := range room {
+			room[g] += loops[g]
+		}
+	}
 	for g := range room {
-		room[g] += dropped
 		if s.local && x.table.chunk[g] == s.cn {
 			room[g] = 0
 		}
 	}
 	return room, nil
+}
+
+// loopsByPart counts this CN's self-loops by the part of their vertex,
+// in a pass over its edges of its own. A room for the CN's every
+// dropped self-loop in every part (as before stop 62) outgrew the
+// staging memory planned for a windowed share, whose parts are many
+// (FuzzStaged).
+func (s *staged) loopsByPart() ([]uint64, error) {
+	t := s.rounds.table
+	loops := make([]uint64, len(t.round))
+	pt := t.bounds.index()
+	_, err := batches(func(snk sink) (*header, error) { return nil, s.in.send(snk) }, func(es []edgeRec) {
+		for _, e := range es {
+			if e.s == e.d {
+				loops[pt.of(e.s)]++
+			}
+		}
+	})
+	return loops, err
 }
 
 // stageRecs is how many records a CN buffers for a part before it
@@ -1248,22 +1290,30 @@ const (
 // regions.
 type router struct {
 	s    *staged
+	c    recCodec
 	rec  int
 	bufs [][]byte
 	fill []int
+	lo   []uint64 // each part's first vertex
 	at   []uint64 // where this CN's records for each part start
 	room []uint64 // how many fit there
 	sent []uint64
 	err  error
 }
 
-// put adds edge e to part o's buffer.
-func (r *router) put(o int, e edgeRec) {
+// put adds edge e to part o's buffer, which holds its destination if
+// dst, else its source.
+func (r *router) put(o int, e edgeRec, dst bool) {
 	b, i := r.bufs[o], r.fill[o]
-	binary.LittleEndian.PutUint32(b[i:], uint32(e.s))
-	binary.LittleEndian.PutUint32(b[i+4:], uint32(e.d))
-	if r.rec == 16 {
-		binary.LittleEndian.PutUint64(b[i+8:], math.Float64bits(e.w))
+	if r.rec == 6 { // no branch on dst, at random where both ends are routed
+		var f uint64
+		if dst {
+			f = 1
+		}
+		x := (e.s ^ e.d) & -f // swaps the ends when the destination is near
+		r.c.put6(b[i:], e.s^x-r.lo[o], e.d^x, f)
+	} else {
+		r.c.put(b[i:], e, r.lo[o], dst)
 	}
 	if r.fill[o] = i + r.rec; r.fill[o] == len(b) {
 		r.flush(o)
@@ -1297,6 +1347,9 @@ func (s *staged) cutParts(st Stage, deg, in []uint32, weighted bool, err error) 
 	if s.local {
 		so.WindowBytes = 0 // every window's pass goes over the kept edges
 	}
+	if so.width = p.codec.width(); so.width > 0 && so.align() > so.width && err == nil {
+		err = errors.Errorf("csr: %s: windows of %d vertices (ShareOptions.Align) are wider than the staged records address (%d)", s.spec, so.align(), so.width)
+	}
 	if err == nil {
 		lo, hi := s.bounds[s.cn], s.bounds[s.cn+1]
 		sp := stageParts{Rounds: []uint32{lo, hi}}
@@ -1323,6 +1376,11 @@ func (s *staged) cutParts(st Stage, deg, in []uint32, weighted bool, err error) 
 	for o, sp := range sps {
 		if sp.Rounds[0] != s.bounds[o] || sp.Rounds[p.rounds] != s.bounds[o+1] {
 			return nil, nil, errors.Errorf("csr: CN %d's rounds %v do not cut its chunk [%d, %d)", o, sp.Rounds, s.bounds[o], s.bounds[o+1])
+		}
+		for j := 0; so.width > 0 && j+1 < len(sp.Parts); j++ {
+			if sp.Parts[j+1]-sp.Parts[j] > so.width {
+				return nil, nil, errors.Errorf("csr: CN %d's part [%d, %d) is wider than the staged records address (%d vertices)", o, sp.Parts[j], sp.Parts[j+1], so.width)
+			}
 		}
 	}
 	x.own = sps[s.cn]
@@ -1359,8 +1417,8 @@ func (s *staged) route(k int) ([]uint64, error) {
 	p, x, l := s.p, s.rounds, s.lay
 	t := x.table
 	parts := len(t.round)
-	r := &router{s: s, rec: int(p.recBytes), bufs: make([][]byte, parts), fill: make([]int, parts),
-		at: make([]uint64, parts), room: make([]uint64, parts), sent: make([]uint64, parts)}
+	r := &router{s: s, c: p.codec, rec: int(p.recBytes), bufs: make([][]byte, parts), fill: make([]int, parts),
+		lo: make([]uint64, parts), at: make([]uint64, parts), room: make([]uint64, parts), sent: make([]uint64, parts)}
 	inRound := 0
 	for g := range parts {
 		if t.round[g] == k {
@@ -1374,7 +1432,7 @@ func (s *staged) route(k int) ([]uint64, error) {
 			r.bufs[g] = make([]byte, r.rec) // never filled: no room
 			continue
 		}
-		r.at[g], r.room[g] = l.at[s.cn][g], l.rooms[s.cn][g]
+		r.lo[g], r.at[g], r.room[g] = uint64(t.bounds[g]), l.at[s.cn][g], l.rooms[s.cn][g]
 		r.bufs[g] = make([]byte, max(1, min(recs, r.room[g]))*uint64(r.rec))
 	}
 	self := -1 // the chunk whose edges stay here
@@ -1392,12 +1450,12 @@ func (s *staged) route(k int) ([]uint64, error) {
 			i := -1 // e.s's part, if looked up: none of the round's else
 			if pt.may(may, e.s) {
 				if i = pt.of(e.s); want[i] {
-					r.put(i, e)
+					r.put(i, e, false)
 				}
 			}
 			if reverse && pt.may(may, e.d) { // once more to the destination's part, if another
 				if j := pt.of(e.d); j != i && want[j] {
-					r.put(j, e)
+					r.put(j, e, true)
 				}
 			}
 		}
@@ -1423,18 +1481,19 @@ func (s *staged) received(all [][]byte, k int) error {
 	}
 	s.got, s.runs = got, nil
 	if f := x.table.first; f[s.cn+1]-f[s.cn] == 1 && x.table.round[f[s.cn]] == k {
-		s.runs = s.partRuns(f[s.cn])
+		s.readPart(f[s.cn])
 	}
 	return nil
 }
 
-// partRuns is where every CN's records for part g are in the region.
-func (s *staged) partRuns(g int) [][2]uint64 {
-	runs := make([][2]uint64, s.p.cns)
-	for c := range runs {
-		runs[c] = [2]uint64{s.lay.at[c][g], s.got[c][g]}
+// readPart points the passes at every CN's records for part g in the
+// region.
+func (s *staged) readPart(g int) {
+	s.runs = make([][2]uint64, s.p.cns)
+	for c := range s.runs {
+		s.runs[c] = [2]uint64{s.lay.at[c][g], s.got[c][g]}
 	}
-	return runs
+	s.partLo = uint64(s.rounds.table.bounds[g])
 }
 
 // window points the passes at the records of this CN's window [lo, hi),
@@ -1453,7 +1512,7 @@ func (s *staged) window(lo, hi uint32) error {
 	if x.table.round[g] != x.cur {
 		return errors.Errorf("csr: %s: window [%d, %d) is routed in round %d, not %d", s.spec, lo, hi, x.table.round[g], x.cur)
 	}
-	s.runs = s.partRuns(g)
+	s.readPart(g)
 	return nil
 }
 
@@ -1475,20 +1534,15 @@ func (s *staged) pass(snk sink) (*header, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := s.p.recBytes
+	c, lo, rec := s.p.codec, s.partLo, s.p.recBytes
 	var own func() // the kept edges of this chunk, while the first read runs
 	if s.local {
 		own = func() { s.sendOwn(snk) }
 	}
 	recs := make([]edgeRec, 0, batchEdges)
 	err = readAhead(s.edges, spans, stageIO/rec*rec, own, func(b []byte, _ uint64) error {
-		for len(b) > 0 {
-			e := edgeRec{s: uint64(binary.LittleEndian.Uint32(b)), d: uint64(binary.LittleEndian.Uint32(b[4:])), w: 1}
-			if rec == 16 {
-				e.w = math.Float64frombits(binary.LittleEndian.Uint64(b[8:]))
-			}
-			b = b[rec:]
-			if recs = append(recs, e); len(recs) == cap(recs) {
+		for ; len(b) > 0; b = b[rec:] {
+			if recs = append(recs, c.get(b, lo)); len(recs) == cap(recs) {
 				sendEdges(snk, recs)
 				recs = recs[:0]
 			}
@@ -1522,7 +1576,7 @@ func (s *staged) spans() ([][2]uint64, error) {
 // and in-rows of a directed unweighted graph, from records alone (no
 // kept edges of this chunk), no self-loop dropped.
 func (s *staged) directRows(rp *rowPass) bool {
-	return !s.local && s.p.recBytes == 8 && !rp.weighted && !rp.undirected && !rp.dropLoops && !rp.fingerprint &&
+	return !s.local && s.p.recBytes != 16 && !rp.weighted && !rp.undirected && !rp.dropLoops && !rp.fingerprint &&
 		rp.out != nil && rp.in != nil
 }
 
@@ -1540,15 +1594,23 @@ func (s *staged) rows(rp *rowPass) error {
 	}
 	out, in := rp.out, rp.in
 	lo, n := uint64(rp.lo), uint64(rp.hi-rp.lo)
-	err = readAhead(s.edges, spans, stageIO/8*8, nil, func(b []byte, _ uint64) error {
-		for ; len(b) >= 8; b = b[8:] {
-			u, v := binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:])
-			i, j := uint64(u)-lo, uint64(v)-lo // past n when outside: they wrap
-			if i >= n && j >= n {
-				return errors.Errorf("csr: %s: edge %d→%d was routed to the window [%d, %d)", s.spec, u, v, rp.lo, rp.hi)
+	c, rec := s.p.codec, int(s.p.recBytes)
+	if s.partLo != lo {
+		return errors.Errorf("csr: %s: window [%d, %d) reads the part from %d", s.spec, rp.lo, rp.hi, s.partLo)
+	}
+	err = readAhead(s.edges, spans, uint64(stageIO/rec*rec), nil, func(b []byte, _ uint64) error {
+		for ; len(b) >= rec; b = b[rec:] {
+			var i, j uint64 // the ends' offsets in the window: past n when outside (they wrap)
+			if rec == 6 {
+				i, j = c.offsets(b, lo)
+			} else {
+				i, j = uint64(binary.LittleEndian.Uint32(b))-lo, uint64(binary.LittleEndian.Uint32(b[4:]))-lo
 			}
-			out.addIf(i < n, uint32(i), v)
-			in.addIf(j < n, uint32(j), u)
+			if i >= n && j >= n {
+				return errors.Errorf("csr: %s: edge %d→%d was routed to the window [%d, %d)", s.spec, uint32(lo+i), uint32(lo+j), rp.lo, rp.hi)
+			}
+			out.addIf(i < n, uint32(i), uint32(lo+j))
+			in.addIf(j < n, uint32(j), uint32(lo+i))
 		}
 		return nil
 	})

@@ -241,6 +241,7 @@ func TestStagedMatchesShare(t *testing.T) {
 		{"kron weighted nothing kept windows", "kron:13", Options{KeepBytes: -1, Weighted: true}, ShareOptions{In: true, RowBytes: 60_000, Align: 4}},
 		{"kron kept overflows", "kron:13", Options{KeepBytes: 300_000}, ShareOptions{In: true}},
 		{"kron undirected windows", "kron:13", Options{Undirected: true, Weighted: true}, ShareOptions{RowBytes: 60_000, Align: 4}},
+		{"kron drop loops nothing kept windows", "kron:13", Options{KeepBytes: -1, SelfLoops: DropSelfLoops}, ShareOptions{In: true, RowBytes: 60_000, WindowBytes: 8000, Align: 4}},
 		{"uniform drop loops keep dups", "uniform:3000:200000", Options{SelfLoops: DropSelfLoops, Duplicates: KeepDuplicates}, ShareOptions{In: true}},
 		{"uniform mostly isolated", "uniform:100000:1000", Options{}, ShareOptions{In: true}},
 		// Rounds (StageBytes): the edges meet their owners a range of
@@ -255,6 +256,9 @@ func TestStagedMatchesShare(t *testing.T) {
 		{"el rounds", el, Options{}, ShareOptions{In: true, StageBytes: 3000, Align: 4}},
 		{"sparse wel rounds nothing kept", swel, Options{KeepBytes: -1}, ShareOptions{In: true, StageBytes: 5000, Align: 2}},
 		{"el out-rows rounds", el, Options{SelfLoops: DropSelfLoops}, ShareOptions{StageBytes: 2000}},
+		// 8-byte records, which ids past 27 bits take (records.go).
+		{"el rounds 8-byte records", el, Options{}, ShareOptions{In: true, StageBytes: 3000, Align: 4}},
+		{"kron rounds and small windows 8-byte records", "kron:13", Options{KeepBytes: -1}, ShareOptions{In: true, RowBytes: 60_000, WindowBytes: 8000, StageBytes: 900_000, Align: 4}},
 	} {
 		cnsList, cuts := []int{1, 2, 3, 5}, []string{"even", "lopsided", "balanced"}
 		if testing.Short() { // -race in CI: two CN counts, one cut each
@@ -270,6 +274,9 @@ func TestStagedMatchesShare(t *testing.T) {
 					var rc func(int) *readConfig
 					if strings.Contains(c.name, "second staging memory") { // room for 10 vertices in the first
 						rc = func(int) *readConfig { return &readConfig{vertexBound: 10} }
+					}
+					if strings.Contains(c.name, "8-byte records") {
+						rc = func(int) *readConfig { return &readConfig{wideRecords: true} }
 					}
 					shares, metas, err := stagedShares(t, c.path, c.o, c.so, cns, 1+cns%2, cut, rc)
 					if err != nil {

@@ -44,6 +44,9 @@ type readConfig struct {
 	// first staging memory has room for (0: the sketch's bound), so that
 	// the second Open is taken.
 	vertexBound uint64
+	// wideRecords, for tests of staged reads, routes their edges as 8-byte
+	// records where 6-byte ones would do (records.go).
+	wideRecords bool
 	// maxLine, for tests, replaces MaxLineBytes (0: MaxLineBytes).
 	maxLine int
 }

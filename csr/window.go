@@ -1,6 +1,7 @@
 package csr
 
 import (
+	"math"
 	"runtime/debug"
 	"slices"
 
@@ -30,9 +31,11 @@ type windowed struct {
 // or so.WindowBytes when it is smaller, each a whole number of so.Align
 // vertices from lo (the last one excepted), and at least one such step.
 // A row costs its entries and rowBytes of offsets and counts while it is
-// built. It returns nil when the whole share fits so.RowBytes.
+// built. A window is at most so.width vertices wide, if that is set. It
+// returns nil when the whole share fits so.RowBytes (and so.width).
 func windows(deg, in []uint32, lo, hi uint32, weighted bool, so ShareOptions) []uint32 {
-	if so.RowBytes <= 0 {
+	wide := so.width > 0 && hi-lo > so.width
+	if so.RowBytes <= 0 && !wide {
 		return nil
 	}
 	per := uint64(4)
@@ -45,8 +48,12 @@ func windows(deg, in []uint32, lo, hi uint32, weighted bool, so ShareOptions) []
 	}
 	align := uint64(so.align())
 	budget := uint64(so.cut())
+	if so.RowBytes <= 0 {
+		budget = math.MaxUint64
+	}
 	bounds := []uint32{lo}
 	var used, total uint64
+	start := uint64(lo) // the window's
 	for a := uint64(lo); a < uint64(hi); {
 		b := min(a+align, uint64(hi))
 		var c uint64
@@ -57,14 +64,14 @@ func windows(deg, in []uint32, lo, hi uint32, weighted bool, so ShareOptions) []
 			}
 		}
 		c = c*per + (b-a)*rows
-		if used > 0 && used+c > budget {
+		if used > 0 && (used+c > budget || so.width > 0 && b-start > uint64(so.width)) {
 			bounds = append(bounds, uint32(a))
-			used = 0
+			used, start = 0, a
 		}
 		used, total = used+c, total+c
 		a = b
 	}
-	if total <= uint64(so.RowBytes) {
+	if !wide && total <= uint64(so.RowBytes) {
 		return nil
 	}
 	return append(bounds, hi)

@@ -87,7 +87,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&r.engine.Batch, "batch", d.Batch, "vertices per task claimed by a worker, whole loading batches of 1024 when more (default: the fabric's: 1024; over tcp enough to read about 1 MiB a task, 7 Ki vertices on kron:20, as a round trip there costs tens of µs of CPU)")
 	fs.StringVar(&r.mnMem, "mn-mem", "", "pool size of each memory node, e.g. 8GiB (default: what the graph and mailboxes need plus 64 KiB)")
 	fs.StringVar(&r.cnMem, "cn-mem", "1GiB", "a compute node's memory budget (`SIZE`) for the graph: its chunk's vertex state (28 B a vertex) must fit it; loading takes half (--load-mem) and the value pull's word per vertex of the graph is taken only while it fits the other half; the report gives the CNs' peak RSS beside it")
-	fs.StringVar(&r.stageMem, "stage-mem", "", "the edges a staged read (of a generator or a text edge list, 2 or more CNs) holds on the memory nodes at once (`SIZE`; 8 B an edge, 16 weighted, twice with in-rows or undirected): past it they meet their owners in rounds, at most 64, each generating or reading the CN's part of the input again in both sweeps of the windows (default: a quarter of this host's memory; 0: no bound)")
+	fs.StringVar(&r.stageMem, "stage-mem", "", "the edges a staged read (of a generator or a text edge list, 2 or more CNs) holds on the memory nodes at once (`SIZE`; 6 B an edge with up to 2^27 vertices, else 8, 16 weighted; twice with in-rows or undirected): past it they meet their owners in rounds, at most 64, each generating or reading the CN's part of the input again in both sweeps of the windows (default: 30% of this host's memory; 0: no bound)")
 	fs.StringVar(&r.loadMem, "load-mem", "", "a compute node's loading memory, part of --cn-mem (default: half of it): it keeps up to `SIZE` of a generated graph's, a text edge list's or Graphalytics graph's parsed edges (8 B per edge, 16 with weights) from its first pass for the later ones, which otherwise parse the input again, or in a staged read of a text edge list read them from the memory nodes, where the CN spills them (0 keeps nothing), and builds its share's rows (4 B per edge, 12 with weights) whole if they fit SIZE (at least 1MiB), else window by window, each window costing two more passes over the input")
 	fs.BoolVar(&r.noStage, "no-stage", false, "every compute node parses the whole text edge list (or generates the whole graph), instead of each its byte range (its blocks) with the edges meeting their owners in staging memory on the memory nodes (with 2 or more compute nodes)")
 	fs.StringVar(&r.fabric, "fabric", "", fabricUsage)
@@ -376,7 +376,7 @@ func (r *runFlags) budgets(j *Job, cfg *job.Config) (uint64, error) {
 // stageBytes is --stage-mem's bound on the edges staged at once.
 func (r *runFlags) stageBytes() (int64, error) {
 	if r.stageMem == "" {
-		return int64(sizes.This().Memory / 4), nil
+		return int64(sizes.This().Memory / 10 * 3), nil
 	}
 	b, err := sizeFlag("stage-mem", r.stageMem, "4GiB or 0", 1<<62)
 	return int64(b), err
