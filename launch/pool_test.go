@@ -789,10 +789,15 @@ func TestPoolLeases(t *testing.T) {
 				t.Fatalf("dmg ls --json %v after the holder was killed: exit %d; want g still read by it:\n%s%s", took, code, so, se)
 			}
 			if fab == "shm" {
-				// One line per MN whose lock the holder died in. dmg ls's
-				// probe makes an atomic on every MN, so it answered after
-				// the MNs took their locks back; their lines come through
-				// serve's stderr pipe, and may follow by a moment.
+				// A line for each MN whose lock the holder died in. dmg
+				// ls's probe makes an atomic on every MN, so it answered
+				// after the MNs took their locks back; their lines come
+				// through serve's stderr pipe, and may follow by a moment.
+				// Another dead client may have left a lock too: a CI run
+				// saw MN 1 take one back from other pids (most likely the
+				// loading job's ranks, which had exited) beside MN 0's
+				// from the holder's. Such lines are logged, not counted
+				// against the holder's.
 				t.Logf("dmg ls answered %v after the kill", took.Round(time.Millisecond))
 				said, lines := s.p.err.String(), func(said string) bool {
 					n := strings.Count(said, "took its shm queue lock back from a client that died")
@@ -801,13 +806,16 @@ func TestPoolLeases(t *testing.T) {
 							return false
 						}
 					}
-					return n == len(held)
+					return n >= len(held)
 				}
 				for end := time.Now().Add(20 * time.Second); !lines(said) && time.Now().Before(end); said = s.p.err.String() {
 					time.Sleep(50 * time.Millisecond)
 				}
 				switch {
 				case lines(said):
+					if n := strings.Count(said, "took its shm queue lock back from a client that died"); n > len(held) {
+						t.Logf("%d locks taken back, %d of them the holder's (MNs %v):\n%s", n, len(held), held, said)
+					}
 				case answered < fabric.LockSpin:
 					// No MN took a lock back, yet the pool answered: the
 					// lock seen taken for a second at every look was freed

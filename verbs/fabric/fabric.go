@@ -335,9 +335,18 @@ func (n *Network) setPeers(pools []verbs.PoolAddr) error {
 	for mn, p := range pools {
 		n.sizes[mn] = p.Size
 		n.remote[mn] = remotePool{base: p.Base, key: p.Key}
-		if mn == 0 {
+		// An shm address is a name, its NUL included, whose length
+		// varies with the MN's pid and start time (dmgfab.c's open_ep):
+		// fi_av_insert reads such names one after the other. Other
+		// providers' addresses have one size.
+		switch {
+		case strings.HasPrefix(n.provider, "shm"):
+			if bytes.IndexByte(p.Name, 0) != len(p.Name)-1 {
+				return errors.Errorf("verbs: MN %d's shm address is %d bytes that are not one name; expected a NUL-terminated name", mn, len(p.Name))
+			}
+		case mn == 0:
 			n.namelen = len(p.Name)
-		} else if len(p.Name) != n.namelen {
+		case len(p.Name) != n.namelen:
 			return errors.Errorf("verbs: MN %d has a %d-byte fabric address but MN 0 a %d-byte one; expected one provider everywhere", mn, len(p.Name), n.namelen)
 		}
 		names = append(names, p.Name...)
