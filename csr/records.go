@@ -56,11 +56,7 @@ func (c recCodec) width() uint32 {
 func (c recCodec) put(b []byte, e edgeRec, lo uint64, dst bool) {
 	switch c.bytes {
 	case 6:
-		if dst {
-			c.put6(b, e.d-lo, e.s, 1)
-		} else {
-			c.put6(b, e.s-lo, e.d, 0)
-		}
+		c.put6(b, e, lo, dst)
 	case 16:
 		binary.LittleEndian.PutUint64(b[8:], math.Float64bits(e.w))
 		fallthrough
@@ -70,41 +66,44 @@ func (c recCodec) put(b []byte, e edgeRec, lo uint64, dst bool) {
 	}
 }
 
-// put6 writes a 6-byte record of the edge whose end in the part is at
-// off from its first vertex and whose other end is far, the end in the
-// part being the destination if flag is 1, else the source.
-func (c recCodec) put6(b []byte, off, far, flag uint64) {
-	v := far | off<<c.far | flag<<47
+// put6 is put of a 6-byte record, without a branch on dst (at random
+// where an edge is routed by both ends): the end in the part as its
+// offset from lo, the other whole, and dst in bit 47.
+func (c recCodec) put6(b []byte, e edgeRec, lo uint64, dst bool) {
+	var f uint64
+	if dst {
+		f = 1
+	}
+	x := (e.s ^ e.d) & -f // swaps the ends when the destination is near
+	v := e.d ^ x | (e.s^x-lo)<<c.far | f<<47
 	binary.LittleEndian.PutUint32(b, uint32(v))
 	binary.LittleEndian.PutUint16(b[4:], uint16(v>>32))
 }
 
-// offsets decodes the 6-byte record at b, routed to the part from lo, as
-// its source's and destination's offsets from lo (an end before lo
-// wraps past the part), without a branch on which end is in the part
-// (each is, at random).
+// offsets decodes the record at b, routed to the part from lo, as its
+// source's and destination's offsets from lo (an end before lo wraps
+// past the part).
 func (c recCodec) offsets(b []byte, lo uint64) (i, j uint64) {
+	if c.bytes == 6 {
+		return c.offsets6(b, lo)
+	}
+	return uint64(binary.LittleEndian.Uint32(b)) - lo, uint64(binary.LittleEndian.Uint32(b[4:])) - lo
+}
+
+// offsets6 is offsets of a 6-byte record, without a branch on which end
+// is in the part (each is, at random).
+func (c recCodec) offsets6(b []byte, lo uint64) (i, j uint64) {
 	v := uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint16(b[4:]))<<32
 	near, far := (v>>c.far)&(1<<(47-c.far)-1), v&(1<<c.far-1)-lo
 	swap := (near ^ far) & -(v >> 47) // all ones when the destination is near
 	return near ^ swap, far ^ swap
 }
 
-// ends decodes the source and destination of the record at b, routed to
-// the part whose first vertex is lo.
-func (c recCodec) ends(b []byte, lo uint64) (s, d uint32) {
-	if c.bytes != 6 {
-		return binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:])
-	}
-	i, j := c.offsets(b, lo)
-	return uint32(lo + i), uint32(lo + j)
-}
-
-// get decodes the record at b as ends does, with its weight (1 when
-// unweighted).
+// get decodes the record at b, routed to the part whose first vertex is
+// lo, with its weight (1 when unweighted).
 func (c recCodec) get(b []byte, lo uint64) edgeRec {
-	s, d := c.ends(b, lo)
-	e := edgeRec{s: uint64(s), d: uint64(d), w: 1}
+	i, j := c.offsets(b, lo)
+	e := edgeRec{s: uint64(uint32(lo + i)), d: uint64(uint32(lo + j)), w: 1}
 	if c.bytes == 16 {
 		e.w = math.Float64frombits(binary.LittleEndian.Uint64(b[8:]))
 	}

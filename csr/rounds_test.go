@@ -278,8 +278,8 @@ func TestStagedWindowsReadOwn(t *testing.T) {
 					t.Fatalf("CN %d: %d windows, want 3 or more", k, len(sh.win.bounds)-1)
 				}
 				s := sh.win.sweep.s
-				if s.p.recBytes != c.rec {
-					t.Fatalf("CN %d: %d-byte records, want %d", k, s.p.recBytes, c.rec)
+				if s.p.recBytes() != c.rec {
+					t.Fatalf("CN %d: %d-byte records, want %d", k, s.p.recBytes(), c.rec)
 				}
 				log := &recordLog{Staging: s.edges, c: s.p.codec, base: s.ebase}
 				s.edges = log

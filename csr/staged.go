@@ -182,18 +182,17 @@ type stageRange struct {
 // stagePlan is where a staged read puts what in the staging memory,
 // the same on every rank (planStage, then placeRows).
 type stagePlan struct {
-	cns      int
-	file     string
-	edges    uint64 // of the input
-	maxID    uint64
-	slices   idSlices
-	arrays   int
-	codec    recCodec // the routed records' (records.go)
-	recBytes uint64   // codec.bytes
-	reverse  bool
-	routed   uint64 // records routed, at most
-	rounds   int    // they are routed in this many rounds (rounds.go), at least 1
-	dense    uint64 // the vertices of a generator (stageRange.Dense), else 0
+	cns     int
+	file    string
+	edges   uint64 // of the input
+	maxID   uint64
+	slices  idSlices
+	arrays  int
+	codec   recCodec // the routed records' (records.go)
+	reverse bool
+	routed  uint64 // records routed, at most
+	rounds  int    // they are routed in this many rounds (rounds.go), at least 1
+	dense   uint64 // the vertices of a generator (stageRange.Dense), else 0
 	// The ids' region (the first Open; stagedids.go), from 0.
 	localOff  []uint64 // lists: CN c's sorted ids from idBase + 8·localOff[c]
 	spillOff  []uint64 // CN c's spilled edges (if it spills) from spillBase + spillOff[c] bytes
@@ -296,7 +295,6 @@ func (p *stagePlan) planRouted(rs []stageRange) {
 		}
 	}
 	p.codec = codecFor(weighted, n)
-	p.recBytes = uint64(p.codec.bytes)
 	p.routed = p.edges
 	if p.reverse {
 		p.routed *= 2
@@ -309,10 +307,13 @@ func (p *stagePlan) planRouted(rs []stageRange) {
 		}
 	}
 	p.rounds = 1
-	if bytes := p.routed * p.recBytes; most > 0 && bytes > most {
+	if bytes := p.routed * p.recBytes(); most > 0 && bytes > most {
 		p.rounds = int(min((bytes+most-1)/most, maxRounds))
 	}
 }
+
+// recBytes is the bytes of a routed record.
+func (p *stagePlan) recBytes() uint64 { return uint64(p.codec.bytes) }
 
 // maxRounds bounds the rounds of a staged read: each generates or reads
 // the input again, twice (a sweep of the windows to measure them, one to
@@ -326,11 +327,11 @@ func (p *stagePlan) routedBytes() uint64 {
 	if p.rounds > 1 {
 		return 0
 	}
-	return p.routed * p.recBytes
+	return p.routed * p.recBytes()
 }
 
 // roundBytes is the size of the rounds' region of l.
-func (p *stagePlan) roundBytes(l *roundLayout) uint64 { return max(1, l.recs*p.recBytes) }
+func (p *stagePlan) roundBytes(l *roundLayout) uint64 { return max(1, l.recs*p.recBytes()) }
 
 // vertices is step 3's counts of ids, a slice's per CN, and the number
 // of vertices, or the error of more than MaxVertices.
@@ -1291,7 +1292,6 @@ const (
 type router struct {
 	s    *staged
 	c    recCodec
-	rec  int
 	bufs [][]byte
 	fill []int
 	lo   []uint64 // each part's first vertex
@@ -1305,29 +1305,24 @@ type router struct {
 // dst, else its source.
 func (r *router) put(o int, e edgeRec, dst bool) {
 	b, i := r.bufs[o], r.fill[o]
-	if r.rec == 6 { // no branch on dst, at random where both ends are routed
-		var f uint64
-		if dst {
-			f = 1
-		}
-		x := (e.s ^ e.d) & -f // swaps the ends when the destination is near
-		r.c.put6(b[i:], e.s^x-r.lo[o], e.d^x, f)
+	if r.c.bytes == 6 { // the common case, inlined
+		r.c.put6(b[i:], e, r.lo[o], dst)
 	} else {
 		r.c.put(b[i:], e, r.lo[o], dst)
 	}
-	if r.fill[o] = i + r.rec; r.fill[o] == len(b) {
+	if r.fill[o] = i + r.c.bytes; r.fill[o] == len(b) {
 		r.flush(o)
 	}
 }
 
 // flush writes part o's buffer.
 func (r *router) flush(o int) {
-	k := uint64(r.fill[o] / r.rec)
+	k := uint64(r.fill[o] / r.c.bytes)
 	if r.err == nil && k > 0 {
 		if r.sent[o]+k > r.room[o] {
 			r.err = errors.Errorf("csr: %s changed while it was read (more edges for chunk %d than counted)", r.s.spec, r.s.rounds.table.chunk[o])
 		} else {
-			r.err = r.s.edges.Write(r.s.ebase+r.s.p.recBytes*(r.at[o]+r.sent[o]), r.bufs[o][:r.fill[o]])
+			r.err = r.s.edges.Write(r.s.ebase+r.s.p.recBytes()*(r.at[o]+r.sent[o]), r.bufs[o][:r.fill[o]])
 		}
 	}
 	r.sent[o] += k
@@ -1403,8 +1398,8 @@ func (s *staged) layRounds(st Stage, rooms [][]uint64) error {
 		return err
 	}
 	s.edges, s.ebase = s.mem, p.edgeBase
-	if s.lay.recs*p.recBytes > p.total-p.edgeBase {
-		return errors.Errorf("csr: %s: %d records for the staging memory's %d", s.spec, s.lay.recs, (p.total-p.edgeBase)/p.recBytes)
+	if s.lay.recs*p.recBytes() > p.total-p.edgeBase {
+		return errors.Errorf("csr: %s: %d records for the staging memory's %d", s.spec, s.lay.recs, (p.total-p.edgeBase)/p.recBytes())
 	}
 	return nil
 }
@@ -1417,7 +1412,7 @@ func (s *staged) route(k int) ([]uint64, error) {
 	p, x, l := s.p, s.rounds, s.lay
 	t := x.table
 	parts := len(t.round)
-	r := &router{s: s, c: p.codec, rec: int(p.recBytes), bufs: make([][]byte, parts), fill: make([]int, parts),
+	r := &router{s: s, c: p.codec, bufs: make([][]byte, parts), fill: make([]int, parts),
 		lo: make([]uint64, parts), at: make([]uint64, parts), room: make([]uint64, parts), sent: make([]uint64, parts)}
 	inRound := 0
 	for g := range parts {
@@ -1429,11 +1424,11 @@ func (s *staged) route(k int) ([]uint64, error) {
 	recs = min(recs, stageRecs)
 	for g := range parts {
 		if t.round[g] != k {
-			r.bufs[g] = make([]byte, r.rec) // never filled: no room
+			r.bufs[g] = make([]byte, r.c.bytes) // never filled: no room
 			continue
 		}
 		r.lo[g], r.at[g], r.room[g] = uint64(t.bounds[g]), l.at[s.cn][g], l.rooms[s.cn][g]
-		r.bufs[g] = make([]byte, max(1, min(recs, r.room[g]))*uint64(r.rec))
+		r.bufs[g] = make([]byte, max(1, min(recs, r.room[g]))*p.recBytes())
 	}
 	self := -1 // the chunk whose edges stay here
 	if s.local {
@@ -1534,7 +1529,7 @@ func (s *staged) pass(snk sink) (*header, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, lo, rec := s.p.codec, s.partLo, s.p.recBytes
+	c, lo, rec := s.p.codec, s.partLo, s.p.recBytes()
 	var own func() // the kept edges of this chunk, while the first read runs
 	if s.local {
 		own = func() { s.sendOwn(snk) }
@@ -1564,7 +1559,7 @@ func (s *staged) spans() ([][2]uint64, error) {
 	if s.runs == nil {
 		return nil, errors.Errorf("csr: %s: a pass over the staged edges of no part", s.spec)
 	}
-	rec := s.p.recBytes
+	rec := s.p.recBytes()
 	spans := make([][2]uint64, len(s.runs))
 	for i, run := range s.runs {
 		spans[i] = [2]uint64{s.ebase + rec*run[0], rec * run[1]}
@@ -1576,7 +1571,7 @@ func (s *staged) spans() ([][2]uint64, error) {
 // and in-rows of a directed unweighted graph, from records alone (no
 // kept edges of this chunk), no self-loop dropped.
 func (s *staged) directRows(rp *rowPass) bool {
-	return !s.local && s.p.recBytes != 16 && !rp.weighted && !rp.undirected && !rp.dropLoops && !rp.fingerprint &&
+	return !s.local && s.p.recBytes() != 16 && !rp.weighted && !rp.undirected && !rp.dropLoops && !rp.fingerprint &&
 		rp.out != nil && rp.in != nil
 }
 
@@ -1594,17 +1589,17 @@ func (s *staged) rows(rp *rowPass) error {
 	}
 	out, in := rp.out, rp.in
 	lo, n := uint64(rp.lo), uint64(rp.hi-rp.lo)
-	c, rec := s.p.codec, int(s.p.recBytes)
+	c, rec := s.p.codec, int(s.p.recBytes())
 	if s.partLo != lo {
 		return errors.Errorf("csr: %s: window [%d, %d) reads the part from %d", s.spec, rp.lo, rp.hi, s.partLo)
 	}
 	err = readAhead(s.edges, spans, uint64(stageIO/rec*rec), nil, func(b []byte, _ uint64) error {
 		for ; len(b) >= rec; b = b[rec:] {
-			var i, j uint64 // the ends' offsets in the window: past n when outside (they wrap)
-			if rec == 6 {
-				i, j = c.offsets(b, lo)
+			var i, j uint64 // past n when outside: they wrap
+			if rec == 6 {   // the common case, inlined
+				i, j = c.offsets6(b, lo)
 			} else {
-				i, j = uint64(binary.LittleEndian.Uint32(b))-lo, uint64(binary.LittleEndian.Uint32(b[4:]))-lo
+				i, j = c.offsets(b, lo)
 			}
 			if i >= n && j >= n {
 				return errors.Errorf("csr: %s: edge %d→%d was routed to the window [%d, %d)", s.spec, uint32(lo+i), uint32(lo+j), rp.lo, rp.hi)

@@ -799,8 +799,9 @@ func TestPoolLeases(t *testing.T) {
 				// from the holder's. Such lines are logged, not counted
 				// against the holder's.
 				t.Logf("dmg ls answered %v after the kill", took.Round(time.Millisecond))
+				const tookBack = "took its shm queue lock back from a client that died"
 				said, lines := s.p.err.String(), func(said string) bool {
-					n := strings.Count(said, "took its shm queue lock back from a client that died")
+					n := strings.Count(said, tookBack)
 					for _, m := range held {
 						if !strings.Contains(said, fmt.Sprintf("dmg: MN %d took its shm queue lock back", m)) {
 							return false
@@ -813,7 +814,7 @@ func TestPoolLeases(t *testing.T) {
 				}
 				switch {
 				case lines(said):
-					if n := strings.Count(said, "took its shm queue lock back from a client that died"); n > len(held) {
+					if n := strings.Count(said, tookBack); n > len(held) {
 						t.Logf("%d locks taken back, %d of them the holder's (MNs %v):\n%s", n, len(held), held, said)
 					}
 				case answered < fabric.LockSpin:
